@@ -1,0 +1,481 @@
+"""Kaldi-style dataset directories: loading, validation and reference matching.
+
+A dataset is checked completely before any scoring starts. Every defect becomes a
+:class:`~pathbench.kaldi.Finding` naming file, line, value and fix; with ``on_error="fail"`` any
+error stops the run listing all of them, with ``on_error="drop"`` only the utterances a defect
+touches are removed, and each removal is listed. Nothing disappears silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import soundfile as sf
+
+from pathbench.kaldi import Finding, Table, read_table
+from pathbench.text import clean_text
+
+REQUIRED_FILES = ("wav.scp", "text", "utt2spk", "spk2score", "spk2gender", "language")
+LANGUAGES = ("en", "nl", "it", "es", "cmn")
+LANGUAGE_ALIASES = {"zh": "cmn"}
+GENDERS = ("m", "f")
+SEGMENT_TOLERANCE_S = 0.05
+SILENCE_PEAK = 1.0 / 32768.0
+"""A file whose peak never exceeds one 16-bit step holds no signal at all."""
+REFERENCE_TYPES = ("control", "all")
+
+ReferenceAudio = tuple[str, float, float]
+
+
+class DatasetError(Exception):
+    """A dataset that cannot be used; carries every finding so users fix all in one pass."""
+
+    def __init__(self, path: Path, findings: list[Finding]) -> None:
+        errors = [f for f in findings if f.severity == "error"]
+        lines = "\n".join(f"  - {finding}" for finding in errors)
+        super().__init__(f"dataset {path} has {len(errors)} problem(s):\n{lines}")
+        self.findings = findings
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """One validated utterance; ``end = -1.0`` means "to the end of the file"."""
+
+    utt_id: str
+    speaker_id: str
+    recording_id: str
+    group_id: str
+    audio_path: str
+    start: float
+    end: float
+    text: str
+    text_clean: str
+    gender: str
+    language: str
+    score: float
+    duration_s: float
+    sample_rate: int
+    channels: int
+
+
+@dataclass(frozen=True)
+class _AudioFacts:
+    duration_s: float
+    sample_rate: int
+    channels: int
+
+
+class Dataset:
+    """A validated Kaldi directory.
+
+    Iterating yields ``(utt_id, audio_path, transcription, ref_audio_list, start, end)`` in
+    utt_id order, where ``ref_audio_list`` holds the references of ``reference_type``.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        reference: Dataset | None = None,
+        reference_type: str = "control",
+        check_audio: bool = True,
+        verify_hashes: bool = False,
+        on_error: str = "fail",
+    ) -> None:
+        if on_error not in ("fail", "drop"):
+            raise ValueError(f"on_error must be 'fail' or 'drop', not {on_error!r}")
+        if reference_type not in REFERENCE_TYPES:
+            raise ValueError(f"reference_type must be one of {REFERENCE_TYPES}")
+        self.path = Path(path)
+        self.reference = reference
+        self.reference_type = reference_type
+        self.findings: list[Finding] = []
+        self.dropped: list[str] = []
+        self.utterances: dict[str, Utterance] = {}
+        self.language = ""
+        self.speaker_scores: dict[str, float] = {}
+        self.speaker_genders: dict[str, str] = {}
+        self._load(check_audio=check_audio, verify_hashes=verify_hashes)
+        self._apply_policy(on_error)
+        self._by_text: dict[str, list[Utterance]] | None = None
+
+    # ----------------------------------------------------------------- loading
+    def _load(self, *, check_audio: bool, verify_hashes: bool) -> None:
+        missing = [name for name in REQUIRED_FILES if not (self.path / name).is_file()]
+        for name in missing:
+            self.findings.append(
+                Finding(
+                    str(self.path / name),
+                    0,
+                    "",
+                    "required file is missing",
+                    f"add {name}; required files: {', '.join(REQUIRED_FILES)}",
+                )
+            )
+        if missing:
+            return
+        f = self.findings
+        wav = read_table(self.path / "wav.scp", f, n_fields=None, rest_joined=True)
+        text = read_table(self.path / "text", f, n_fields=None, rest_joined=True)
+        utt2spk = read_table(self.path / "utt2spk", f, n_fields=1)
+        spk2score = read_table(self.path / "spk2score", f, n_fields=1)
+        spk2gender = read_table(self.path / "spk2gender", f, n_fields=1)
+        segments = self._optional("segments", n_fields=3)
+        utt2group = self._optional("utt2group", n_fields=1)
+        hashes = self._optional("wav_hash.scp", n_fields=1)
+        self.language = self._read_language()
+        self.speaker_scores = self._read_scores(spk2score, utt2spk)
+        self.speaker_genders = self._read_genders(spk2gender, utt2spk)
+        spans = self._spans(wav, utt2spk, segments)
+        audio = self._check_recordings(wav, spans, check_audio, hashes if verify_hashes else None)
+        self._check_speakers(utt2spk, spk2score, spk2gender)
+        self._build(utt2spk, text, wav, spans, utt2group, audio)
+
+    def _optional(self, name: str, *, n_fields: int) -> Table | None:
+        file = self.path / name
+        return read_table(file, self.findings, n_fields=n_fields) if file.is_file() else None
+
+    def _error(self, table: Table | Path, line: int, value: str, problem: str, fix: str,
+               utterances: tuple[str, ...] = (), severity: str = "error") -> None:
+        path = table.path if isinstance(table, Table) else table
+        self.findings.append(Finding(str(path), line, value, problem, fix, severity, utterances))
+
+    def _read_language(self) -> str:
+        file = self.path / "language"
+        lines = [ln.strip() for ln in file.read_text(errors="replace").splitlines() if ln.strip()]
+        code = LANGUAGE_ALIASES.get(lines[0].lower(), lines[0].lower()) if lines else ""
+        if len(lines) != 1 or code not in LANGUAGES:
+            self._error(file, 1, " ".join(lines), "unknown or missing language code",
+                        f"write one line with one of {', '.join(LANGUAGES)} (zh is read as cmn)")
+            return ""
+        return code
+
+    def _utts_of(self, utt2spk: Table) -> dict[str, list[str]]:
+        by_speaker: dict[str, list[str]] = {}
+        for utt, entry in utt2spk.entries.items():
+            by_speaker.setdefault(entry.fields[0], []).append(utt)
+        return by_speaker
+
+    def _read_scores(self, spk2score: Table, utt2spk: Table) -> dict[str, float]:
+        by_speaker = self._utts_of(utt2spk)
+        scores: dict[str, float] = {}
+        for spk, entry in spk2score.entries.items():
+            raw = entry.fields[0]
+            if raw == "N/A":
+                scores[spk] = math.nan
+                continue
+            try:
+                value = float(raw)
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value):
+                self._error(spk2score, entry.line, raw, "score is neither a finite number nor N/A",
+                            "write a number, or N/A for speakers without a rating",
+                            tuple(by_speaker.get(spk, ())))
+                continue
+            scores[spk] = value
+        return scores
+
+    def _read_genders(self, spk2gender: Table, utt2spk: Table) -> dict[str, str]:
+        by_speaker = self._utts_of(utt2spk)
+        genders: dict[str, str] = {}
+        for spk, entry in spk2gender.entries.items():
+            value = entry.fields[0]
+            if value not in GENDERS:
+                self._error(spk2gender, entry.line, value, "gender is not m or f",
+                            "write m or f", tuple(by_speaker.get(spk, ())))
+                continue
+            genders[spk] = value
+        return genders
+
+    def _spans(
+        self, wav: Table, utt2spk: Table, segments: Table | None
+    ) -> dict[str, tuple[str, float, float, int] | None]:
+        """Map each utterance to (recording, start, end, segments line; 0 when unsegmented).
+
+        A malformed segment maps to ``None``: it was reported here and must not be reported
+        again as a missing segment.
+        """
+        spans: dict[str, tuple[str, float, float, int] | None] = {}
+        if segments is None:
+            return {utt: (utt, 0.0, -1.0, 0) for utt in utt2spk.entries}
+        for utt, entry in segments.entries.items():
+            spans[utt] = None
+            rec, start_raw, end_raw = entry.fields
+            try:
+                start, end = float(start_raw), float(end_raw)
+            except ValueError:
+                self._error(segments, entry.line, f"{start_raw} {end_raw}",
+                            "segment times are not numbers", "write start and end in seconds",
+                            (utt,))
+                continue
+            if rec not in wav.entries:
+                self._error(segments, entry.line, rec, "segment names a recording not in wav.scp",
+                            "add the recording to wav.scp or fix the recording id", (utt,))
+            elif start < 0 or end < 0:
+                self._error(segments, entry.line, f"{start_raw} {end_raw}",
+                            "negative segment time", "times are seconds from the file start",
+                            (utt,))
+            elif start >= end:
+                self._error(segments, entry.line, f"{start_raw} {end_raw}",
+                            "segment start is not before its end", "swap or correct the times",
+                            (utt,))
+            else:
+                spans[utt] = (rec, start, end, entry.line)
+        return spans
+
+    def _resolve(self, location: str) -> Path:
+        path = Path(location)
+        return path if path.is_absolute() else self.path / path
+
+    def _check_recordings(
+        self,
+        wav: Table,
+        spans: dict[str, tuple[str, float, float, int] | None],
+        check_audio: bool,
+        hashes: Table | None,
+    ) -> dict[str, _AudioFacts]:
+        users: dict[str, list[str]] = {}
+        for utt, span in spans.items():
+            if span is not None:
+                users.setdefault(span[0], []).append(utt)
+        facts: dict[str, _AudioFacts] = {}
+        for rec, entry in wav.entries.items():
+            location = entry.fields[0]
+            affected = tuple(sorted(users.get(rec, ())))
+            if location.endswith("|"):
+                self._error(wav, entry.line, location,
+                            "wav.scp entry is a pipe command; pathbench never executes commands",
+                            "convert the audio to a file first and list its path", affected)
+                continue
+            if not location:
+                self._error(wav, entry.line, rec, "no audio path", "write '<id> <path>'",
+                            affected)
+                continue
+            if check_audio:
+                checked = self._check_audio_file(wav, entry.line, rec, location, affected,
+                                                 spans, users.get(rec, []), hashes)
+                if checked is not None:
+                    facts[rec] = checked
+        return facts
+
+    def _check_audio_file(
+        self,
+        wav: Table,
+        line: int,
+        rec: str,
+        location: str,
+        affected: tuple[str, ...],
+        spans: dict[str, tuple[str, float, float, int] | None],
+        utts: list[str],
+        hashes: Table | None,
+    ) -> _AudioFacts | None:
+        path = self._resolve(location)
+        if not path.is_file():
+            self._error(wav, line, location, "audio file is missing",
+                        "fix the path (relative paths resolve against the dataset directory)",
+                        affected)
+            return None
+        try:
+            data, rate = sf.read(str(path), dtype="float32", always_2d=True)
+        except (sf.LibsndfileError, RuntimeError) as exc:
+            self._error(wav, line, location, f"audio file is unreadable ({exc})",
+                        "convert it to WAV/FLAC", affected)
+            return None
+        if data.shape[0] == 0:
+            self._error(wav, line, location, "audio file is empty", "replace the recording",
+                        affected)
+            return None
+        if hashes is not None:
+            self._check_hash(hashes, rec, path, affected)
+        duration = data.shape[0] / rate
+        peak = np.abs(data).max(axis=1)
+        for utt in utts:
+            _rec, start, end, seg_line = spans[utt]
+            if end > duration + SEGMENT_TOLERANCE_S:
+                self._error(self.path / "segments", seg_line, f"{end}",
+                            f"segment ends after the audio ({duration:.3f} s)",
+                            "correct the end time or the recording", (utt,))
+                continue
+            stop = data.shape[0] if end < 0 else int(round(end * rate))
+            region = peak[int(round(start * rate)) : stop]
+            if region.size == 0 or region.max() <= SILENCE_PEAK:
+                where = (self.path / "segments", seg_line) if seg_line else (wav.path, line)
+                self._error(where[0], where[1], utt, "audio holds only silence",
+                            "check the recording or the segment times", (utt,))
+        return _AudioFacts(duration, int(rate), int(data.shape[1]))
+
+    def _check_hash(self, hashes: Table, rec: str, path: Path, affected: tuple[str, ...]) -> None:
+        entry = hashes.get(rec)
+        if entry is None:
+            self._error(hashes, 0, rec, "no hash for this recording", "add its SHA-256",
+                        affected)
+            return
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != entry.fields[0].lower():
+            self._error(hashes, entry.line, entry.fields[0],
+                        f"SHA-256 of {path} is {digest}", "the audio changed: restore it or "
+                        "update the hash", affected)
+
+    def _check_speakers(self, utt2spk: Table, spk2score: Table, spk2gender: Table) -> None:
+        """Every speaker needs a spk2score line (N/A allowed); a missing gender only warns,
+        because such a speaker is still scored, it just gets no control references."""
+        by_speaker = self._utts_of(utt2spk)
+        for spk, utts in sorted(by_speaker.items()):
+            line = utt2spk.entries[utts[0]].line
+            if spk not in spk2score.entries:
+                self._error(utt2spk, line, spk, "speaker has no line in spk2score",
+                            "add '<speaker> <score>' or '<speaker> N/A'", tuple(sorted(utts)))
+            if spk not in spk2gender.entries:
+                self._error(utt2spk, line, spk, "speaker has no line in spk2gender",
+                            "add '<speaker> m' or '<speaker> f' to get control references",
+                            severity="warning")
+        for spk, entry in spk2score.entries.items():
+            if spk not in by_speaker:
+                self._error(spk2score, entry.line, spk, "speaker has no utterance in utt2spk",
+                            "remove the speaker or add its utterances", severity="warning")
+
+    def _build(
+        self,
+        utt2spk: Table,
+        text: Table,
+        wav: Table,
+        spans: dict[str, tuple[str, float, float, int] | None],
+        utt2group: Table | None,
+        audio: dict[str, _AudioFacts],
+    ) -> None:
+        has_segments = (self.path / "segments").is_file()
+        keyed = set(utt2spk.entries) | set(text.entries)
+        keyed |= set(spans) if has_segments else set(wav.entries)
+        for utt in sorted(keyed):
+            built = self._build_one(utt, utt2spk, text, wav, spans, utt2group, audio)
+            if built is not None:
+                self.utterances[utt] = built
+
+    def _build_one(
+        self,
+        utt: str,
+        utt2spk: Table,
+        text: Table,
+        wav: Table,
+        spans: dict[str, tuple[str, float, float, int] | None],
+        utt2group: Table | None,
+        audio: dict[str, _AudioFacts],
+    ) -> Utterance | None:
+        spk_entry, text_entry = utt2spk.get(utt), text.get(utt)
+        if spk_entry is None:
+            where = text_entry or wav.get(utt)
+            self._error(utt2spk, 0, utt, f"utterance has no speaker (listed in "
+                        f"{'text' if text_entry else 'wav.scp/segments'}"
+                        f"{f' line {where.line}' if where else ''})",
+                        "add '<utt> <speaker>' to utt2spk", (utt,))
+            return None
+        if text_entry is None:
+            self._error(text, 0, utt, "utterance has no transcription",
+                        "add '<utt> <text>' to text", (utt,))
+            return None
+        if utt in spans and spans[utt] is None:
+            return None
+        span = spans.get(utt)
+        if span is None:
+            if (self.path / "segments").is_file():
+                self._error(self.path / "segments", 0, utt, "utterance has no segment",
+                            "add '<utt> <recording> <start> <end>'", (utt,))
+            elif utt not in wav.entries:
+                self._error(wav, 0, utt, "utterance has no audio", "add it to wav.scp", (utt,))
+            return None
+        rec, start, end, _line = span
+        if rec not in wav.entries:
+            self._error(wav, 0, rec, "utterance has no audio", "add it to wav.scp", (utt,))
+            return None
+        cleaned = clean_text(text_entry.fields[0])
+        if not cleaned:
+            self._error(text, text_entry.line, text_entry.fields[0],
+                        "transcription is empty after cleaning",
+                        "write the words that were spoken", (utt,))
+        speaker = spk_entry.fields[0]
+        facts = audio.get(rec)
+        group = utt2group.get(utt) if utt2group else None
+        if utt2group is not None and group is None:
+            self._error(utt2group, 0, utt, "utterance has no group",
+                        "add '<utt> <group>' to utt2group", (utt,))
+        if facts is not None:
+            duration = (facts.duration_s if end < 0 else end) - start
+        else:
+            duration = math.nan if end < 0 else end - start
+        return Utterance(
+            utt_id=utt,
+            speaker_id=speaker,
+            recording_id=rec,
+            group_id=group.fields[0] if group else rec,
+            audio_path=str(self._resolve(wav.entries[rec].fields[0])),
+            start=start,
+            end=end,
+            text=text_entry.fields[0],
+            text_clean=cleaned,
+            gender=self.speaker_genders.get(speaker, ""),
+            language=self.language,
+            score=self.speaker_scores.get(speaker, math.nan),
+            duration_s=duration,
+            sample_rate=facts.sample_rate if facts else 0,
+            channels=facts.channels if facts else 0,
+        )
+
+    def _apply_policy(self, on_error: str) -> None:
+        errors = [f for f in self.findings if f.severity == "error"]
+        if not errors:
+            return
+        fatal = [f for f in errors if not f.utterances]
+        if on_error == "fail" or fatal:
+            raise DatasetError(self.path, self.findings)
+        bad = sorted({utt for f in errors for utt in f.utterances})
+        for utt in bad:
+            self.utterances.pop(utt, None)
+        self.dropped = bad
+
+    # ----------------------------------------------------------------- access
+    def __len__(self) -> int:
+        return len(self.utterances)
+
+    def __iter__(self) -> Iterator[tuple[str, str, str, list[ReferenceAudio], float, float]]:
+        for utt in self.utterances.values():
+            refs = self.references(utt.utt_id, self.reference_type)
+            yield utt.utt_id, utt.audio_path, utt.text, refs, utt.start, utt.end
+
+    def references(self, utt_id: str, kind: str) -> list[ReferenceAudio]:
+        """Reference recordings of the same cleaned text, as PathBench defines them.
+
+        ``control``: same gender, from the reference dataset only (no gender → none).
+        ``all``: any other speaker of this dataset or any speaker of the reference dataset,
+        gender ignored (speaker ids are only compared within a dataset).
+        """
+        test = self.utterances[utt_id]
+        if kind == "control":
+            pool = self.reference._index().get(test.text_clean, []) if self.reference else []
+            chosen = [u for u in pool if test.gender and u.gender == test.gender]
+        elif kind == "all":
+            own = self._index().get(test.text_clean, [])
+            chosen = [u for u in own if u.speaker_id != test.speaker_id]
+            if self.reference is not None:
+                chosen += self.reference._index().get(test.text_clean, [])
+        else:
+            raise ValueError(f"reference kind must be one of {REFERENCE_TYPES}, not {kind!r}")
+        return [(u.audio_path, u.start, u.end) for u in sorted(chosen, key=lambda u: u.utt_id)]
+
+    def _index(self) -> dict[str, list[Utterance]]:
+        if self._by_text is None:
+            self._by_text = {}
+            for utt in self.utterances.values():
+                self._by_text.setdefault(utt.text_clean, []).append(utt)
+        return self._by_text
+
+    def to_frame(self) -> pd.DataFrame:
+        """The manifest rows, one per utterance in utt_id order."""
+        columns = list(Utterance.__dataclass_fields__)
+        return pd.DataFrame([asdict(u) for u in self.utterances.values()], columns=columns)

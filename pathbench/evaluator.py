@@ -1,0 +1,295 @@
+"""The evaluator hierarchy: the base class an evaluator inherits decides what it receives.
+
+PathBench organises measures by the information they need: audio only, audio plus the
+transcription, audio plus reference recordings of the same text, or all of a speaker's audio.
+Each abstract class below turns one :class:`Item` (everything the workflow knows about an
+utterance) into exactly the arguments its ``score`` method takes; that conversion, in each
+class's ``evaluate``, is the only dispatch on evaluator kinds in the code base.
+
+Trimming is a decorator: :class:`TrimmedReferenceFreeEvaluator` and the speaker-level wrappers
+present the text-aware interface, cut the audio with a trimmer, and hand the inner evaluator
+nothing but audio. Evaluators never know whether their input was trimmed.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+import numpy as np
+
+from pathbench import SAMPLE_RATE
+from pathbench.audio import load_shared
+from pathbench.status import ERROR, OK, UNSUPPORTED_LANGUAGE, NoScore
+
+ReferenceAudio = tuple[str, float, float]
+
+
+@dataclass(frozen=True)
+class Score:
+    """A value, or ``None`` with the status and reason why there is none."""
+
+    value: float | None
+    status: str = OK
+    message: str = ""
+
+    @property
+    def as_float(self) -> float:
+        return math.nan if self.value is None else float(self.value)
+
+
+@dataclass(frozen=True)
+class Item:
+    """Everything known about one utterance; each evaluator kind reads what it needs."""
+
+    utt_id: str
+    audio_path: str
+    start: float = 0.0
+    end: float = -1.0
+    transcription: str = ""
+    language: str = ""
+    reference_audios: tuple[ReferenceAudio, ...] = ()
+    speaker_id: str = ""
+    gender: str = ""
+
+
+def guarded(compute: Callable[[], float]) -> Score:
+    """Run a measure and turn every way it can fail into a :class:`Score` with a status.
+
+    One utterance's failure must never take down a shard, so anything a measure raises is
+    caught here and recorded, with :class:`NoScore` giving its own status.
+    """
+    try:
+        value = compute()
+    except NoScore as missing:
+        return Score(None, missing.status, missing.reason)
+    except Exception as exc:  # noqa: BLE001 - recorded as status=error, never swallowed
+        return Score(None, ERROR, f"{type(exc).__name__}: {exc}")
+    if value is None or not math.isfinite(float(value)):
+        return Score(None, ERROR, f"measure returned a non-finite value {value!r}")
+    return Score(float(value))
+
+
+class Evaluator(ABC):
+    """Common metadata; subclasses are registered by ``name`` in :mod:`pathbench.registry`.
+
+    ``direction`` is +1 when higher values mean more intelligible speech, -1 when lower do.
+    ``languages`` is ``None`` for language-independent measures.
+    """
+
+    name: ClassVar[str]
+    direction: ClassVar[int] = 1
+    unit: ClassVar[str] = ""
+    languages: ClassVar[tuple[str, ...] | None] = None
+    pathbench_compatible: ClassVar[bool] = False
+    level: ClassVar[str] = "utterance"
+    category: ClassVar[str]
+    trimmable: ClassVar[bool] = False
+    """Whether an ``fa`` (forced-alignment trimmed) variant makes sense for this measure."""
+    context_options: ClassVar[tuple[str, ...]] = ()
+    """Constructor options the workflow fills in itself (e.g. ``dataset_dir``)."""
+
+    def supports(self, language: str) -> bool:
+        return self.languages is None or language in self.languages
+
+    def evaluate(self, item: Item) -> Score:
+        """Score one utterance (utterance-level evaluators)."""
+        raise TypeError(f"{self.name} scores speakers, not utterances")
+
+    def evaluate_speaker(self, items: Sequence[Item]) -> Score:
+        """Score one speaker from all their utterances (speaker-level evaluators)."""
+        raise TypeError(f"{self.name} scores utterances, not speakers")
+
+    def _language_gate(self, language: str) -> Score | None:
+        if self.supports(language):
+            return None
+        return Score(None, UNSUPPORTED_LANGUAGE, f"{self.name} supports {self.languages}")
+
+
+class LookupEvaluator(Evaluator):
+    """Pre-computed values (spk2score, spk2age, …): ``score(utt_id)``."""
+
+    category = "lookup"
+
+    @abstractmethod
+    def score(self, utt_id: str) -> Score: ...
+
+    def evaluate(self, item: Item) -> Score:
+        return self.score(item.utt_id)
+
+
+class ReferenceFreeEvaluator(Evaluator):
+    """Audio-only measures: ``score(utt_id, audio_path, start, end)`` → ``_score_audio``."""
+
+    category = "reference-free signal"
+    trimmable = True
+
+    @abstractmethod
+    def _score_audio(self, audio: np.ndarray, fs: int) -> float: ...
+
+    def score(self, utt_id: str, audio_path: str, start: float, end: float) -> Score:
+        return self.score_loaded(load_shared(audio_path, start, end))
+
+    def score_loaded(self, audio: np.ndarray) -> Score:
+        """Score audio already in memory; the trimming wrapper enters here."""
+        return guarded(lambda: self._score_audio(audio, SAMPLE_RATE))
+
+    def evaluate(self, item: Item) -> Score:
+        return self.score(item.utt_id, item.audio_path, item.start, item.end)
+
+
+class ReferenceTxtEvaluator(Evaluator):
+    """Measures that need the transcription: ``score(…, transcription, language)``."""
+
+    category = "reference-text"
+
+    @abstractmethod
+    def score(
+        self, utt_id: str, audio_path: str, start: float, end: float, transcription: str,
+        language: str,
+    ) -> Score: ...
+
+    def evaluate(self, item: Item) -> Score:
+        return self._language_gate(item.language) or self.score(
+            item.utt_id, item.audio_path, item.start, item.end, item.transcription, item.language
+        )
+
+
+class ReferenceAudioEvaluator(Evaluator):
+    """Comparison with reference recordings of the same text: ``score(…, reference_audios)``."""
+
+    category = "reference-audio"
+
+    @abstractmethod
+    def score(
+        self, utt_id: str, audio_path: str, start: float, end: float,
+        reference_audios: Sequence[ReferenceAudio],
+    ) -> Score: ...
+
+    def evaluate(self, item: Item) -> Score:
+        return self.score(item.utt_id, item.audio_path, item.start, item.end,
+                          item.reference_audios)
+
+
+class ReferenceTxtAndAudioEvaluator(Evaluator):
+    """References plus transcription (trimmed reference measures)."""
+
+    category = "reference-audio"
+
+    @abstractmethod
+    def score(
+        self, utt_id: str, audio_path: str, start: float, end: float, transcription: str,
+        language: str, reference_audios: Sequence[ReferenceAudio],
+    ) -> Score: ...
+
+    def evaluate(self, item: Item) -> Score:
+        return self.score(item.utt_id, item.audio_path, item.start, item.end,
+                          item.transcription, item.language, item.reference_audios)
+
+
+class ReferenceFreeSpeakerEvaluator(Evaluator):
+    """Speaker-level measures over all of a speaker's audio: ``_score_audio_list(audios)``."""
+
+    category = "reference-free speaker"
+    level = "speaker"
+    trimmable = True
+
+    @abstractmethod
+    def _score_audio_list(self, audios: list[np.ndarray]) -> float: ...
+
+    def score_loaded(self, audios: list[np.ndarray], items: Sequence[Item]) -> Score:
+        return guarded(lambda: self._score_audio_list(audios))
+
+    def evaluate_speaker(self, items: Sequence[Item]) -> Score:
+        audios = [load_shared(i.audio_path, i.start, i.end) for i in items]
+        return self.score_loaded(audios, items)
+
+
+class LanguageAwareSpeakerEvaluator(ReferenceFreeSpeakerEvaluator):
+    """Speaker-level measures that also need the language: ``_score_audio_list(audios, lang)``.
+
+    Speaker gender travels with the items for measures (such as vowel space area) that use
+    it; ``_speaker_gender`` exposes it.
+    """
+
+    @abstractmethod
+    def _score_audio_list(self, audios: list[np.ndarray], language: str) -> float: ...
+
+    def score_loaded(self, audios: list[np.ndarray], items: Sequence[Item]) -> Score:
+        language = items[0].language if items else ""
+        gate = self._language_gate(language)
+        if gate is not None:
+            return gate
+        self._speaker_gender = items[0].gender if items else ""
+        return guarded(lambda: self._score_audio_list(audios, language))
+
+
+# ------------------------------------------------------------------------- trimming wrappers
+class Trimmer(Protocol):
+    """Finds speech in an utterance; ``None`` audio means "use the untrimmed load"."""
+
+    def trim(
+        self, audio_path: str, transcription: str, language: str, start_time: float,
+        end_time: float,
+    ) -> tuple[np.ndarray, int] | None: ...
+
+
+@dataclass
+class TrimmedReferenceFreeEvaluator(ReferenceTxtEvaluator):
+    """Wraps any reference-free evaluator; takes the text only to find the speech.
+
+    A failed trim falls back to the untrimmed audio: the trimmer records that fallback, the
+    score row carries the trim status in its message.
+    """
+
+    inner: ReferenceFreeEvaluator
+    trimmer: Trimmer
+    languages: ClassVar[tuple[str, ...] | None] = None
+    category: ClassVar[str] = "reference-free signal"
+
+    def __post_init__(self) -> None:
+        self.name = self.inner.name
+        self.direction = self.inner.direction
+
+    def score(
+        self, utt_id: str, audio_path: str, start: float, end: float, transcription: str,
+        language: str,
+    ) -> Score:
+        trimmed = self.trimmer.trim(audio_path, transcription, language, start, end)
+        audio = trimmed[0] if trimmed is not None else load_shared(audio_path, start, end)
+        return self.inner.score_loaded(audio)
+
+
+@dataclass
+class TrimmedReferenceFreeSpeakerEvaluator(ReferenceFreeSpeakerEvaluator):
+    """The trimming decorator for speaker-level evaluators."""
+
+    inner: ReferenceFreeSpeakerEvaluator
+    trimmer: Trimmer
+
+    def __post_init__(self) -> None:
+        self.name = self.inner.name
+        self.direction = self.inner.direction
+
+    def _score_audio_list(self, audios: list[np.ndarray]) -> float:
+        raise TypeError("the wrapper delegates to its inner evaluator")
+
+    def evaluate_speaker(self, items: Sequence[Item]) -> Score:
+        audios = []
+        for item in items:
+            trimmed = self.trimmer.trim(
+                item.audio_path, item.transcription, item.language, item.start, item.end
+            )
+            audios.append(trimmed[0] if trimmed is not None else
+                          load_shared(item.audio_path, item.start, item.end))
+        return self.inner.score_loaded(audios, items)
+
+
+class TrimmedLanguageAwareSpeakerEvaluator(TrimmedReferenceFreeSpeakerEvaluator):
+    """The same decorator for language-aware speaker evaluators; the inner evaluator gets the
+    language through its own :meth:`LanguageAwareSpeakerEvaluator.score_loaded`."""
+
+    inner: LanguageAwareSpeakerEvaluator

@@ -1,0 +1,1 @@
+"""The evaluators shipped with pathbench; each module groups one family of measures."""

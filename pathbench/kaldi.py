@@ -1,0 +1,131 @@
+"""Reading Kaldi-style key/value files while remembering where every value came from.
+
+Validation must name the file and line of each defect, so parsing keeps line numbers and
+reports problems as :class:`Finding` objects instead of raising at the first one: users fix a
+dataset in one pass when they see every problem at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One defect of a dataset: where it is, what is wrong and how to fix it.
+
+    ``utterances`` lists the utterances the defect invalidates; an empty tuple on an error
+    means the whole dataset is unusable (``on_error: drop`` cannot route around it).
+    """
+
+    file: str
+    line: int
+    value: str
+    problem: str
+    fix: str
+    severity: str = "error"
+    utterances: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        shown = f" {self.value!r}" if self.value else ""
+        return f"{where}:{shown} {self.problem} ({self.fix})"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "value": self.value,
+            "problem": self.problem,
+            "fix": self.fix,
+            "severity": self.severity,
+            "utterances": list(self.utterances),
+        }
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A parsed line: the key, the remaining fields and the 1-based line number."""
+
+    key: str
+    fields: tuple[str, ...]
+    line: int
+
+
+@dataclass
+class Table:
+    """The entries of one Kaldi file, keyed by their first field."""
+
+    path: Path
+    entries: dict[str, Entry] = field(default_factory=dict)
+
+    def get(self, key: str) -> Entry | None:
+        return self.entries.get(key)
+
+    def keys(self) -> list[str]:
+        return list(self.entries)
+
+
+def read_table(
+    path: Path,
+    findings: list[Finding],
+    *,
+    n_fields: int | None,
+    rest_joined: bool = False,
+) -> Table:
+    """Parse ``path`` into a :class:`Table`, appending a finding for every malformed line.
+
+    ``n_fields`` is the exact number of whitespace-separated fields after the key, or ``None``
+    when the rest of the line is free text (``text``, ``wav.scp``) and is kept as one field.
+    Blank lines are skipped: Kaldi tools tolerate a trailing empty line.
+    """
+    table = Table(path=path)
+    raw = path.read_bytes()
+    for number, line_bytes in enumerate(raw.splitlines(), start=1):
+        try:
+            line = line_bytes.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            findings.append(
+                Finding(
+                    file=str(path),
+                    line=number,
+                    value=line_bytes[max(0, exc.start - 10) : exc.end + 10].decode(
+                        "utf-8", "backslashreplace"
+                    ),
+                    problem=f"bytes that are not UTF-8 (byte 0x{line_bytes[exc.start]:02x})",
+                    fix="re-encode the file as UTF-8",
+                )
+            )
+            continue
+        if not line.strip():
+            continue
+        parts = line.split(maxsplit=1) if rest_joined else line.split()
+        key, rest = parts[0], parts[1:]
+        if rest_joined:
+            rest = [rest[0].strip() if rest else ""]
+        expected = 1 if rest_joined else n_fields
+        if expected is not None and len(rest) != expected:
+            findings.append(
+                Finding(
+                    file=str(path),
+                    line=number,
+                    value=line.strip(),
+                    problem=f"{len(rest) + 1} fields where {expected + 1} are expected",
+                    fix=f"write '<key>' followed by {expected} value(s) on each line",
+                )
+            )
+            continue
+        if key in table.entries:
+            findings.append(
+                Finding(
+                    file=str(path),
+                    line=number,
+                    value=key,
+                    problem=f"duplicate key (first seen on line {table.entries[key].line})",
+                    fix="keep exactly one line per key",
+                )
+            )
+            continue
+        table.entries[key] = Entry(key=key, fields=tuple(rest), line=number)
+    return table

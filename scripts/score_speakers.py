@@ -1,0 +1,13 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from pathbench.scoring import score_speakers
+
+score_speakers(
+    snakemake.input.manifest,
+    snakemake.wildcards.evaluator,
+    snakemake.output[0],
+    options=snakemake.params.options,
+    variants=snakemake.params.variants,
+)

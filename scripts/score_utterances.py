@@ -1,0 +1,15 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from pathbench.scoring import score_utterances
+
+score_utterances(
+    snakemake.input.manifest,
+    int(snakemake.wildcards.shard),
+    snakemake.wildcards.evaluator,
+    snakemake.output[0],
+    options=snakemake.params.options,
+    context=snakemake.params.context,
+    variants=snakemake.params.variants,
+)

@@ -1,0 +1,39 @@
+rule score_utterances:
+    input:
+        manifest="results/{dataset}/manifest.parquet",
+    output:
+        "results/{dataset}/scores/{evaluator}/{shard}.parquet",
+    params:
+        options=lambda wc: config["evaluator_options"].get(wc.evaluator, {}),
+        variants=lambda wc: variants(wc.evaluator),
+        context=lambda wc: {"dataset_dir": str(dataset_dir(wc.dataset))},
+    log:
+        "logs/{dataset}/score_utterances/{evaluator}/{shard}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    conda:
+        "../envs/pathbench.yaml"
+    script:
+        "../../scripts/score_utterances.py"
+
+
+rule score_speakers:
+    input:
+        manifest="results/{dataset}/manifest.parquet",
+    output:
+        "results/{dataset}/speaker_scores/{evaluator}.parquet",
+    params:
+        options=lambda wc: config["evaluator_options"].get(wc.evaluator, {}),
+        variants=lambda wc: variants(wc.evaluator),
+    log:
+        "logs/{dataset}/score_speakers/{evaluator}.log",
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../envs/pathbench.yaml"
+    script:
+        "../../scripts/score_speakers.py"

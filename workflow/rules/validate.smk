@@ -1,0 +1,20 @@
+rule validate_dataset:
+    input:
+        kaldi_inputs,
+    output:
+        manifest="results/{dataset}/manifest.parquet",
+        report="results/{dataset}/validation.json",
+    params:
+        directory=lambda wc: str(dataset_dir(wc.dataset)),
+        n_shards=lambda wc: n_shards(wc.dataset),
+        settings=config["validation"],
+    log:
+        "logs/{dataset}/validate_dataset.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../envs/pathbench.yaml"
+    script:
+        "../../scripts/validate_dataset.py"
