@@ -1,0 +1,62 @@
+"""The validation stage's outputs: manifest schema, shards and the findings report."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+from kaldi_builder import build_dataset, write_lines
+
+from pathbench.dataset import DatasetError
+from pathbench.manifest import MANIFEST_SCHEMA, assign_shards, load_manifest, validate_dataset
+
+
+def test_manifest_schema_sort_and_metadata(tmp_path):
+    root = build_dataset(tmp_path / "d")
+    validate_dataset(root, tmp_path / "m.parquet", tmp_path / "v.json", n_shards=2)
+    table = pq.read_table(tmp_path / "m.parquet")
+    assert table.schema.remove_metadata() == MANIFEST_SCHEMA
+    assert b"pathbench.config_digest" in table.schema.metadata
+    frame = load_manifest(tmp_path / "m.parquet")
+    assert list(frame["utt_id"]) == sorted(frame["utt_id"])
+    assert list(frame["shard"]) == [0, 0, 1, 1]
+    assert list(load_manifest(tmp_path / "m.parquet", shard=1)["utt_id"]) == ["spk2_u0", "spk2_u1"]
+    report = json.loads((tmp_path / "v.json").read_text())
+    assert report["outcome"] == "ok" and report["counts"]["utterances"] == 4
+
+
+def test_shards_do_not_depend_on_line_order(tmp_path):
+    ids = [f"u{k:03d}" for k in range(10)]
+    forward = dict(zip(ids, assign_shards(ids, 3), strict=True))
+    backward = dict(zip(ids[::-1], assign_shards(ids[::-1], 3), strict=True))
+    assert forward == backward
+    assert sorted(set(forward.values())) == [0, 1, 2]
+    assert [list(forward.values()).count(s) for s in range(3)] == [4, 3, 3]
+
+
+def test_same_input_gives_byte_identical_outputs(tmp_path):
+    root = build_dataset(tmp_path / "d")
+    for name in ("a", "b"):
+        validate_dataset(root, tmp_path / f"{name}.parquet", tmp_path / f"{name}.json", n_shards=1)
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def test_failed_validation_still_writes_its_report(tmp_path):
+    root = build_dataset(tmp_path / "d")
+    write_lines(root / "spk2gender", ["spk1 q", "spk2 m"])
+    with pytest.raises(DatasetError, match="spk2gender:1"):
+        validate_dataset(root, tmp_path / "m.parquet", tmp_path / "v.json", n_shards=1)
+    report = json.loads((tmp_path / "v.json").read_text())
+    assert report["outcome"] == "failed" and report["findings"][0]["value"] == "q"
+    assert not (tmp_path / "m.parquet").exists()
+
+
+def test_drop_policy_lists_dropped_utterances(tmp_path):
+    root = build_dataset(tmp_path / "d")
+    (root / "wav" / "spk1_u1.wav").unlink()
+    validate_dataset(root, tmp_path / "m.parquet", tmp_path / "v.json", n_shards=1,
+                     on_error="drop")
+    report = json.loads((tmp_path / "v.json").read_text())
+    assert report["dropped_utterances"] == ["spk1_u1"] and report["counts"]["utterances"] == 3
