@@ -19,6 +19,13 @@ import pandas as pd
 import soundfile as sf
 
 from pathbench.kaldi import Finding, Table, read_table
+from pathbench.references import (
+    REFERENCE_TYPES,
+    ReferenceAudio,
+    TextIndex,
+    index_by_text,
+    select_references,
+)
 from pathbench.text import clean_text
 
 REQUIRED_FILES = ("wav.scp", "text", "utt2spk", "spk2score", "spk2gender", "language")
@@ -28,9 +35,6 @@ GENDERS = ("m", "f")
 SEGMENT_TOLERANCE_S = 0.05
 SILENCE_PEAK = 1.0 / 32768.0
 """A file whose peak never exceeds one 16-bit step holds no signal at all."""
-REFERENCE_TYPES = ("control", "all")
-
-ReferenceAudio = tuple[str, float, float]
 
 
 class DatasetError(Exception):
@@ -103,7 +107,7 @@ class Dataset:
         self.speaker_genders: dict[str, str] = {}
         self._load(check_audio=check_audio, verify_hashes=verify_hashes)
         self._apply_policy(on_error)
-        self._by_text: dict[str, list[Utterance]] | None = None
+        self._by_text: TextIndex | None = None
 
     # ----------------------------------------------------------------- loading
     def _load(self, *, check_audio: bool, verify_hashes: bool) -> None:
@@ -449,30 +453,13 @@ class Dataset:
             yield utt.utt_id, utt.audio_path, utt.text, refs, utt.start, utt.end
 
     def references(self, utt_id: str, kind: str) -> list[ReferenceAudio]:
-        """Reference recordings of the same cleaned text, as PathBench defines them.
+        """Reference recordings of ``utt_id``; see :func:`pathbench.references.select_references`."""
+        reference = self.reference._index() if self.reference is not None else {}
+        return select_references(self.utterances[utt_id], self._index(), reference, kind)
 
-        ``control``: same gender, from the reference dataset only (no gender → none).
-        ``all``: any other speaker of this dataset or any speaker of the reference dataset,
-        gender ignored (speaker ids are only compared within a dataset).
-        """
-        test = self.utterances[utt_id]
-        if kind == "control":
-            pool = self.reference._index().get(test.text_clean, []) if self.reference else []
-            chosen = [u for u in pool if test.gender and u.gender == test.gender]
-        elif kind == "all":
-            own = self._index().get(test.text_clean, [])
-            chosen = [u for u in own if u.speaker_id != test.speaker_id]
-            if self.reference is not None:
-                chosen += self.reference._index().get(test.text_clean, [])
-        else:
-            raise ValueError(f"reference kind must be one of {REFERENCE_TYPES}, not {kind!r}")
-        return [(u.audio_path, u.start, u.end) for u in sorted(chosen, key=lambda u: u.utt_id)]
-
-    def _index(self) -> dict[str, list[Utterance]]:
+    def _index(self) -> TextIndex:
         if self._by_text is None:
-            self._by_text = {}
-            for utt in self.utterances.values():
-                self._by_text.setdefault(utt.text_clean, []).append(utt)
+            self._by_text = index_by_text(self.utterances.values())
         return self._by_text
 
     def to_frame(self) -> pd.DataFrame:

@@ -23,9 +23,8 @@ import numpy as np
 
 from pathbench import SAMPLE_RATE
 from pathbench.audio import load_shared
+from pathbench.references import ReferenceAudio
 from pathbench.status import ERROR, OK, UNSUPPORTED_LANGUAGE, NoScore
-
-ReferenceAudio = tuple[str, float, float]
 
 
 @dataclass(frozen=True)

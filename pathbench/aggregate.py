@@ -1,0 +1,101 @@
+"""Utterance scores → one value per speaker and metric.
+
+PathBench correlates speaker-level values with speaker-level ratings, so each metric is the
+mean over a speaker's utterances (NaN ignored). A speaker with no finite value keeps NaN for
+that metric, and how many such speakers each metric has is written to the report rather than
+left for the correlation stage to discover.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from pathbench.io import read_parquet, write_json, write_parquet
+from pathbench.manifest import load_manifest
+from pathbench.scoring import RAW
+
+SPEAKERS_SCHEMA = pa.schema(
+    [
+        ("speaker_id", pa.string()),
+        ("metric", pa.string()),
+        ("evaluator", pa.string()),
+        ("variant", pa.string()),
+        ("value", pa.float64()),
+        ("n_utterances", pa.int32()),
+        ("n_scored", pa.int32()),
+        ("ground_truth", pa.float64()),
+    ]
+)
+
+
+def metric_name(evaluator: str, variant: str) -> str:
+    """The name a (evaluator, variant) pair carries in tables: ``cpp``, ``cpp_fa``."""
+    return evaluator if variant == RAW else f"{evaluator}_{variant}"
+
+
+def _read_all(paths: Iterable[str | Path]) -> pd.DataFrame:
+    frames = [read_parquet(p) for p in paths]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def aggregate_speakers(
+    manifest_path: str | Path,
+    utterance_score_paths: Iterable[str | Path],
+    speaker_score_paths: Iterable[str | Path],
+    output_path: str | Path,
+    report_path: str | Path,
+) -> pd.DataFrame:
+    """Write the long speaker table (one row per speaker and metric) and its report."""
+    manifest = load_manifest(manifest_path)
+    per_speaker = manifest.groupby("speaker_id", sort=True).agg(
+        n_utterances=("utt_id", "size"), ground_truth=("score", "first")
+    )
+    utterances = _read_all(utterance_score_paths)
+    parts = []
+    if not utterances.empty:
+        utterances["finite"] = np.isfinite(utterances["score"])
+        grouped = utterances.groupby(["speaker_id", "evaluator", "variant"], sort=True)
+        utt_level = grouped.agg(value=("score", "mean"), n_scored=("finite", "sum")).reset_index()
+        parts.append(utt_level)
+    speakers = _read_all(speaker_score_paths)
+    if not speakers.empty:
+        spk_level = speakers.rename(columns={"score": "value"})[
+            ["speaker_id", "evaluator", "variant", "value"]
+        ].copy()
+        spk_level["n_scored"] = np.isfinite(spk_level["value"]).astype(int)
+        parts.append(spk_level)
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["speaker_id", "evaluator", "variant", "value", "n_scored"]
+    )
+    table = _complete(table, per_speaker.index)
+    table = table.join(per_speaker, on="speaker_id")
+    table["metric"] = [metric_name(e, v) for e, v in zip(table["evaluator"], table["variant"],
+                                                         strict=True)]
+    write_parquet(table, output_path, SPEAKERS_SCHEMA, ["metric", "speaker_id"])
+    write_json(_report(table), report_path)
+    return table
+
+
+def _complete(table: pd.DataFrame, speakers: pd.Index) -> pd.DataFrame:
+    """Give every speaker a row for every metric, so a missing value is a visible NaN."""
+    metrics = table[["evaluator", "variant"]].drop_duplicates()
+    grid = metrics.merge(pd.DataFrame({"speaker_id": speakers}), how="cross")
+    full = grid.merge(table, on=["speaker_id", "evaluator", "variant"], how="left")
+    full["n_scored"] = full["n_scored"].fillna(0).astype(int)
+    return full
+
+
+def _report(table: pd.DataFrame) -> dict:
+    without = table[~np.isfinite(table["value"])].groupby("metric")["speaker_id"].apply(sorted)
+    metrics = sorted(table["metric"].unique())
+    return {
+        "n_speakers": int(table["speaker_id"].nunique()),
+        "metrics": metrics,
+        "speakers_without_value": {m: without.get(m, []) for m in metrics},
+        "n_speakers_without_value": {m: len(without.get(m, [])) for m in metrics},
+    }

@@ -1,0 +1,153 @@
+"""The frozen 24-feature vector ``pathbench-acoustic-24/1`` of one utterance.
+
+| # | name | unit | computation |
+|---|---|---|---|
+| 1 | f0_median_hz | Hz | median voiced F0, Praat pitch (autocorrelation, 75–600 Hz, 10 ms) |
+| 2 | f0_std_st | semitones | population SD of voiced F0 in semitones (= ``std_pitch``) |
+| 3 | f0_range_st | semitones | 95th minus 5th percentile of voiced F0 in semitones |
+| 4 | voiced_fraction | 0–1 | voiced pitch frames / all pitch frames |
+| 5 | jitter_local | ratio | Praat PointProcess (cc) jitter (local), periods 0.1–20 ms, factor 1.3 |
+| 6 | shimmer_local_db | dB | Praat shimmer (local, dB), same periods, amplitude factor 1.6 |
+| 7 | hnr_db | dB | mean of Praat cross-correlation harmonicity (10 ms, 75 Hz) |
+| 8 | cpps_db | dB | smoothed cepstral peak prominence (= ``cpps``) |
+| 9 | h1_h2_db | dB | median over voiced frames of the level of H1 minus H2 (40 ms Hann frames) |
+| 10 | spectral_tilt_db_oct | dB/octave | slope of the long-term spectrum (Welch) against log2 f, 100–5000 Hz |
+| 11–13 | f1/f2/f3_median_hz | Hz | median Burg formants (5 formants up to 5500 Hz) at voiced frames |
+| 14 | formant_dispersion_hz | Hz | (median F4 − median F1) / 3: the mean spacing of F1..F4 |
+| 15 | f2_iqr_hz | Hz | interquartile range of F2 at voiced frames |
+| 16 | spectral_centroid_hz | Hz | centroid of the long-term power spectrum |
+| 17 | spectral_flatness | 0–1 | geometric / arithmetic mean of the long-term power spectrum |
+| 18–21 | mfcc1..4_mean | — | mean of MFCC 1–4 (librosa, 25 ms / 10 ms, c0 excluded: it is loudness) |
+| 22 | wada_snr_db | dB | WADA SNR (= ``wada_snr``) |
+| 23 | speech_rate_syll_s | syll/s | syllable nuclei per second (= ``speech_rate``) |
+| 24 | pause_fraction | 0–1 | share of time in silences ≥ 0.3 s (same threshold as speech rate) |
+
+A feature that cannot be measured (no voiced frame, too short) is NaN; the open-set stage
+drops such rows and counts them per speaker instead of imputing values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import librosa
+import numpy as np
+import parselmouth
+from parselmouth.praat import call
+from scipy.signal import welch
+
+from pathbench.measures import cepstral, pitch, speech_rate, wada_snr
+from pathbench.openset.schema import FEATURE_NAMES
+from pathbench.status import NoScore
+
+_PERIOD_ARGS = (0.0, 0.0, 0.0001, 0.02, 1.3)
+_MFCC = {"n_mfcc": 5, "n_fft": 400, "hop_length": 160, "win_length": 400}
+
+
+def _safe(compute: Callable[[], float]) -> float:
+    """NaN for a feature the signal does not support; other errors propagate to the caller."""
+    try:
+        value = float(compute())
+    except (NoScore, parselmouth.PraatError):
+        return np.nan
+    return value if np.isfinite(value) else np.nan
+
+
+def _pitch_features(f0: np.ndarray) -> dict[str, float]:
+    voiced = f0[f0 > 0]
+    semitones = 12.0 * np.log2(voiced) if voiced.size else voiced
+    enough = voiced.size >= 2
+    return {
+        "f0_median_hz": float(np.median(voiced)) if voiced.size else np.nan,
+        "f0_std_st": float(np.std(semitones)) if enough else np.nan,
+        "f0_range_st": float(np.subtract(*np.percentile(semitones, [95, 5])))
+        if enough else np.nan,
+        "voiced_fraction": float(voiced.size / f0.size) if f0.size else np.nan,
+    }
+
+
+def _voice_quality(sound: parselmouth.Sound) -> dict[str, float]:
+    points = call(sound, "To PointProcess (periodic, cc)", 75.0, 600.0)
+    harmonicity = sound.to_harmonicity_cc()
+    return {
+        "jitter_local": _safe(lambda: call(points, "Get jitter (local)", *_PERIOD_ARGS)),
+        "shimmer_local_db": _safe(
+            lambda: call([sound, points], "Get shimmer (local_dB)", *_PERIOD_ARGS, 1.6)
+        ),
+        "hnr_db": _safe(lambda: call(harmonicity, "Get mean", 0.0, 0.0)),
+    }
+
+
+def _h1_h2(audio: np.ndarray, fs: int, times: np.ndarray, f0: np.ndarray) -> float:
+    """Median H1−H2 over voiced frames: the level of the first harmonic above the second,
+    each the spectral peak within ±10 % of its nominal frequency."""
+    size = int(0.04 * fs)
+    n_fft = 4096
+    window = np.hanning(size)
+    freqs = np.fft.rfftfreq(n_fft, 1 / fs)
+    centres = (times[f0 > 0] * fs).astype(int)
+    values = []
+    for centre, freq in zip(centres, f0[f0 > 0], strict=True):
+        frame = audio[centre - size // 2 : centre - size // 2 + size]
+        if frame.size < size:
+            continue
+        level = 20 * np.log10(np.abs(np.fft.rfft(frame * window, n_fft)) + 1e-12)
+        peaks = [level[(freqs >= 0.9 * k * freq) & (freqs <= 1.1 * k * freq)].max()
+                 for k in (1, 2)]
+        values.append(peaks[0] - peaks[1])
+    return float(np.median(values)) if values else np.nan
+
+
+def _formant_features(sound: parselmouth.Sound, times: np.ndarray, f0: np.ndarray) -> dict:
+    formant = sound.to_formant_burg(time_step=0.01, max_number_of_formants=5,
+                                    maximum_formant=5500.0)
+    tracks = np.column_stack([call(formant, "To Matrix", k).values[0] for k in (1, 2, 3, 4)])
+    keep = pitch.voicing_at(np.asarray(formant.xs()), times, f0)
+    tracks = np.where(tracks > 0, tracks, np.nan)[keep]
+    if tracks.shape[0] == 0:
+        return {name: np.nan for name in ("f1_median_hz", "f2_median_hz", "f3_median_hz",
+                                          "formant_dispersion_hz", "f2_iqr_hz")}
+    medians = np.nanmedian(tracks, axis=0) if np.isfinite(tracks).any() else np.full(4, np.nan)
+    f2 = tracks[:, 1][np.isfinite(tracks[:, 1])]
+    return {
+        "f1_median_hz": float(medians[0]),
+        "f2_median_hz": float(medians[1]),
+        "f3_median_hz": float(medians[2]),
+        "formant_dispersion_hz": float((medians[3] - medians[0]) / 3.0),
+        "f2_iqr_hz": float(np.subtract(*np.percentile(f2, [75, 25]))) if f2.size else np.nan,
+    }
+
+
+def _spectral_features(audio: np.ndarray, fs: int) -> dict[str, float]:
+    freqs, power = welch(audio, fs=fs, nperseg=min(1024, len(audio)))
+    band = (freqs >= 100) & (freqs <= 5000) & (power > 0)
+    slope = (np.polyfit(np.log2(freqs[band]), 10 * np.log10(power[band]), 1)[0]
+             if band.sum() >= 2 else np.nan)
+    positive = power[power > 0]
+    mfcc = librosa.feature.mfcc(y=audio.astype(np.float32), sr=fs, **_MFCC)
+    features = {
+        "spectral_tilt_db_oct": float(slope),
+        "spectral_centroid_hz": float(np.sum(freqs * power) / np.sum(power))
+        if power.sum() > 0 else np.nan,
+        "spectral_flatness": float(np.exp(np.mean(np.log(positive))) / np.mean(positive))
+        if positive.size else np.nan,
+    }
+    features.update({f"mfcc{k}_mean": float(mfcc[k].mean()) for k in range(1, 5)})
+    return features
+
+
+def utterance_features(audio: np.ndarray, fs: int) -> dict[str, float]:
+    """All 24 features of one utterance, in schema order, NaN where unmeasurable."""
+    sound = parselmouth.Sound(np.asarray(audio, dtype=np.float64), sampling_frequency=fs)
+    times, f0 = pitch.pitch_track(audio, fs)
+    values: dict[str, float] = {}
+    values.update(_pitch_features(f0))
+    values.update(_voice_quality(sound))
+    values["cpps_db"] = _safe(lambda: cepstral.cpps(audio, fs))
+    values["h1_h2_db"] = _h1_h2(audio, fs, times, f0)
+    values.update(_formant_features(sound, times, f0))
+    values.update(_spectral_features(audio, fs))
+    values["wada_snr_db"] = _safe(lambda: wada_snr.wada_snr(audio, fs))
+    values["speech_rate_syll_s"] = _safe(lambda: speech_rate.speech_rate(audio, fs))
+    values["pause_fraction"] = _safe(lambda: speech_rate.pause_fraction(audio, fs))
+    return {name: values[name] for name in FEATURE_NAMES}
