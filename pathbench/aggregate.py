@@ -17,7 +17,6 @@ import pyarrow as pa
 
 from pathbench.io import read_parquet, write_json, write_parquet
 from pathbench.manifest import load_manifest
-from pathbench.scoring import RAW
 
 SPEAKERS_SCHEMA = pa.schema(
     [
@@ -31,11 +30,6 @@ SPEAKERS_SCHEMA = pa.schema(
         ("ground_truth", pa.float64()),
     ]
 )
-
-
-def metric_name(evaluator: str, variant: str) -> str:
-    """The name a (evaluator, variant) pair carries in tables: ``cpp``, ``cpp_fa``."""
-    return evaluator if variant == RAW else f"{evaluator}_{variant}"
 
 
 def _read_all(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -59,23 +53,25 @@ def aggregate_speakers(
     parts = []
     if not utterances.empty:
         utterances["finite"] = np.isfinite(utterances["score"])
-        grouped = utterances.groupby(["speaker_id", "evaluator", "variant"], sort=True)
+        grouped = utterances.groupby(["speaker_id", "metric", "evaluator", "variant"], sort=True)
         utt_level = grouped.agg(value=("score", "mean"), n_scored=("finite", "sum")).reset_index()
         parts.append(utt_level)
     speakers = _read_all(speaker_score_paths)
     if not speakers.empty:
         spk_level = speakers.rename(columns={"score": "value"})[
-            ["speaker_id", "evaluator", "variant", "value"]
+            ["speaker_id", "metric", "evaluator", "variant", "value"]
         ].copy()
         spk_level["n_scored"] = np.isfinite(spk_level["value"]).astype(int)
         parts.append(spk_level)
-    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["speaker_id", "evaluator", "variant", "value", "n_scored"]
+    table = (
+        pd.concat(parts, ignore_index=True)
+        if parts
+        else pd.DataFrame(
+            columns=["speaker_id", "metric", "evaluator", "variant", "value", "n_scored"]
+        )
     )
     table = _complete(table, per_speaker.index)
     table = table.join(per_speaker, on="speaker_id")
-    table["metric"] = [metric_name(e, v) for e, v in zip(table["evaluator"], table["variant"],
-                                                         strict=True)]
     write_parquet(table, output_path, SPEAKERS_SCHEMA, ["metric", "speaker_id"])
     write_json(_report(table), report_path)
     return table
@@ -83,9 +79,9 @@ def aggregate_speakers(
 
 def _complete(table: pd.DataFrame, speakers: pd.Index) -> pd.DataFrame:
     """Give every speaker a row for every metric, so a missing value is a visible NaN."""
-    metrics = table[["evaluator", "variant"]].drop_duplicates()
+    metrics = table[["metric", "evaluator", "variant"]].drop_duplicates()
     grid = metrics.merge(pd.DataFrame({"speaker_id": speakers}), how="cross")
-    full = grid.merge(table, on=["speaker_id", "evaluator", "variant"], how="left")
+    full = grid.merge(table, on=["speaker_id", "metric", "evaluator", "variant"], how="left")
     full["n_scored"] = full["n_scored"].fillna(0).astype(int)
     return full
 

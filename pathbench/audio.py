@@ -37,11 +37,13 @@ def load_audio(
     return np.ascontiguousarray(mono, dtype=np.float64)
 
 
-def cut(audio: np.ndarray, start_s: float, end_s: float, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+def cut(
+    audio: np.ndarray, start_s: float, end_s: float, sample_rate: int = SAMPLE_RATE
+) -> np.ndarray:
     """Slice already-loaded audio by times relative to its first sample (used by trimming)."""
     first = max(0, int(round(start_s * sample_rate)))
     last = min(len(audio), int(round(end_s * sample_rate)))
-    return audio[first:max(first, last)]
+    return audio[first : max(first, last)]
 
 
 @lru_cache(maxsize=64)

@@ -145,8 +145,16 @@ class Dataset:
         file = self.path / name
         return read_table(file, self.findings, n_fields=n_fields) if file.is_file() else None
 
-    def _error(self, table: Table | Path, line: int, value: str, problem: str, fix: str,
-               utterances: tuple[str, ...] = (), severity: str = "error") -> None:
+    def _error(
+        self,
+        table: Table | Path,
+        line: int,
+        value: str,
+        problem: str,
+        fix: str,
+        utterances: tuple[str, ...] = (),
+        severity: str = "error",
+    ) -> None:
         path = table.path if isinstance(table, Table) else table
         self.findings.append(Finding(str(path), line, value, problem, fix, severity, utterances))
 
@@ -155,8 +163,13 @@ class Dataset:
         lines = [ln.strip() for ln in file.read_text(errors="replace").splitlines() if ln.strip()]
         code = LANGUAGE_ALIASES.get(lines[0].lower(), lines[0].lower()) if lines else ""
         if len(lines) != 1 or code not in LANGUAGES:
-            self._error(file, 1, " ".join(lines), "unknown or missing language code",
-                        f"write one line with one of {', '.join(LANGUAGES)} (zh is read as cmn)")
+            self._error(
+                file,
+                1,
+                " ".join(lines),
+                "unknown or missing language code",
+                f"write one line with one of {', '.join(LANGUAGES)} (zh is read as cmn)",
+            )
             return ""
         return code
 
@@ -179,9 +192,14 @@ class Dataset:
             except ValueError:
                 value = math.nan
             if not math.isfinite(value):
-                self._error(spk2score, entry.line, raw, "score is neither a finite number nor N/A",
-                            "write a number, or N/A for speakers without a rating",
-                            tuple(by_speaker.get(spk, ())))
+                self._error(
+                    spk2score,
+                    entry.line,
+                    raw,
+                    "score is neither a finite number nor N/A",
+                    "write a number, or N/A for speakers without a rating",
+                    tuple(by_speaker.get(spk, ())),
+                )
                 continue
             scores[spk] = value
         return scores
@@ -192,8 +210,14 @@ class Dataset:
         for spk, entry in spk2gender.entries.items():
             value = entry.fields[0]
             if value not in GENDERS:
-                self._error(spk2gender, entry.line, value, "gender is not m or f",
-                            "write m or f", tuple(by_speaker.get(spk, ())))
+                self._error(
+                    spk2gender,
+                    entry.line,
+                    value,
+                    "gender is not m or f",
+                    "write m or f",
+                    tuple(by_speaker.get(spk, ())),
+                )
                 continue
             genders[spk] = value
         return genders
@@ -215,21 +239,42 @@ class Dataset:
             try:
                 start, end = float(start_raw), float(end_raw)
             except ValueError:
-                self._error(segments, entry.line, f"{start_raw} {end_raw}",
-                            "segment times are not numbers", "write start and end in seconds",
-                            (utt,))
+                self._error(
+                    segments,
+                    entry.line,
+                    f"{start_raw} {end_raw}",
+                    "segment times are not numbers",
+                    "write start and end in seconds",
+                    (utt,),
+                )
                 continue
             if rec not in wav.entries:
-                self._error(segments, entry.line, rec, "segment names a recording not in wav.scp",
-                            "add the recording to wav.scp or fix the recording id", (utt,))
+                self._error(
+                    segments,
+                    entry.line,
+                    rec,
+                    "segment names a recording not in wav.scp",
+                    "add the recording to wav.scp or fix the recording id",
+                    (utt,),
+                )
             elif start < 0 or end < 0:
-                self._error(segments, entry.line, f"{start_raw} {end_raw}",
-                            "negative segment time", "times are seconds from the file start",
-                            (utt,))
+                self._error(
+                    segments,
+                    entry.line,
+                    f"{start_raw} {end_raw}",
+                    "negative segment time",
+                    "times are seconds from the file start",
+                    (utt,),
+                )
             elif start >= end:
-                self._error(segments, entry.line, f"{start_raw} {end_raw}",
-                            "segment start is not before its end", "swap or correct the times",
-                            (utt,))
+                self._error(
+                    segments,
+                    entry.line,
+                    f"{start_raw} {end_raw}",
+                    "segment start is not before its end",
+                    "swap or correct the times",
+                    (utt,),
+                )
             else:
                 spans[utt] = (rec, start, end, entry.line)
         return spans
@@ -254,17 +299,22 @@ class Dataset:
             location = entry.fields[0]
             affected = tuple(sorted(users.get(rec, ())))
             if location.endswith("|"):
-                self._error(wav, entry.line, location,
-                            "wav.scp entry is a pipe command; pathbench never executes commands",
-                            "convert the audio to a file first and list its path", affected)
+                self._error(
+                    wav,
+                    entry.line,
+                    location,
+                    "wav.scp entry is a pipe command; pathbench never executes commands",
+                    "convert the audio to a file first and list its path",
+                    affected,
+                )
                 continue
             if not location:
-                self._error(wav, entry.line, rec, "no audio path", "write '<id> <path>'",
-                            affected)
+                self._error(wav, entry.line, rec, "no audio path", "write '<id> <path>'", affected)
                 continue
             if check_audio:
-                checked = self._check_audio_file(wav, entry.line, rec, location, affected,
-                                                 spans, users.get(rec, []), hashes)
+                checked = self._check_audio_file(
+                    wav, entry.line, rec, location, affected, spans, users.get(rec, []), hashes
+                )
                 if checked is not None:
                     facts[rec] = checked
         return facts
@@ -282,19 +332,31 @@ class Dataset:
     ) -> _AudioFacts | None:
         path = self._resolve(location)
         if not path.is_file():
-            self._error(wav, line, location, "audio file is missing",
-                        "fix the path (relative paths resolve against the dataset directory)",
-                        affected)
+            self._error(
+                wav,
+                line,
+                location,
+                "audio file is missing",
+                "fix the path (relative paths resolve against the dataset directory)",
+                affected,
+            )
             return None
         try:
             data, rate = sf.read(str(path), dtype="float32", always_2d=True)
         except (sf.LibsndfileError, RuntimeError) as exc:
-            self._error(wav, line, location, f"audio file is unreadable ({exc})",
-                        "convert it to WAV/FLAC", affected)
+            self._error(
+                wav,
+                line,
+                location,
+                f"audio file is unreadable ({exc})",
+                "convert it to WAV/FLAC",
+                affected,
+            )
             return None
         if data.shape[0] == 0:
-            self._error(wav, line, location, "audio file is empty", "replace the recording",
-                        affected)
+            self._error(
+                wav, line, location, "audio file is empty", "replace the recording", affected
+            )
             return None
         if hashes is not None:
             self._check_hash(hashes, rec, path, affected)
@@ -303,29 +365,44 @@ class Dataset:
         for utt in utts:
             _rec, start, end, seg_line = spans[utt]
             if end > duration + SEGMENT_TOLERANCE_S:
-                self._error(self.path / "segments", seg_line, f"{end}",
-                            f"segment ends after the audio ({duration:.3f} s)",
-                            "correct the end time or the recording", (utt,))
+                self._error(
+                    self.path / "segments",
+                    seg_line,
+                    f"{end}",
+                    f"segment ends after the audio ({duration:.3f} s)",
+                    "correct the end time or the recording",
+                    (utt,),
+                )
                 continue
             stop = data.shape[0] if end < 0 else int(round(end * rate))
             region = peak[int(round(start * rate)) : stop]
             if region.size == 0 or region.max() <= SILENCE_PEAK:
                 where = (self.path / "segments", seg_line) if seg_line else (wav.path, line)
-                self._error(where[0], where[1], utt, "audio holds only silence",
-                            "check the recording or the segment times", (utt,))
+                self._error(
+                    where[0],
+                    where[1],
+                    utt,
+                    "audio holds only silence",
+                    "check the recording or the segment times",
+                    (utt,),
+                )
         return _AudioFacts(duration, int(rate), int(data.shape[1]))
 
     def _check_hash(self, hashes: Table, rec: str, path: Path, affected: tuple[str, ...]) -> None:
         entry = hashes.get(rec)
         if entry is None:
-            self._error(hashes, 0, rec, "no hash for this recording", "add its SHA-256",
-                        affected)
+            self._error(hashes, 0, rec, "no hash for this recording", "add its SHA-256", affected)
             return
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         if digest != entry.fields[0].lower():
-            self._error(hashes, entry.line, entry.fields[0],
-                        f"SHA-256 of {path} is {digest}", "the audio changed: restore it or "
-                        "update the hash", affected)
+            self._error(
+                hashes,
+                entry.line,
+                entry.fields[0],
+                f"SHA-256 of {path} is {digest}",
+                "the audio changed: restore it or update the hash",
+                affected,
+            )
 
     def _check_speakers(self, utt2spk: Table, spk2score: Table, spk2gender: Table) -> None:
         """Every speaker needs a spk2score line (N/A allowed); a missing gender only warns,
@@ -334,16 +411,33 @@ class Dataset:
         for spk, utts in sorted(by_speaker.items()):
             line = utt2spk.entries[utts[0]].line
             if spk not in spk2score.entries:
-                self._error(utt2spk, line, spk, "speaker has no line in spk2score",
-                            "add '<speaker> <score>' or '<speaker> N/A'", tuple(sorted(utts)))
+                self._error(
+                    utt2spk,
+                    line,
+                    spk,
+                    "speaker has no line in spk2score",
+                    "add '<speaker> <score>' or '<speaker> N/A'",
+                    tuple(sorted(utts)),
+                )
             if spk not in spk2gender.entries:
-                self._error(utt2spk, line, spk, "speaker has no line in spk2gender",
-                            "add '<speaker> m' or '<speaker> f' to get control references",
-                            severity="warning")
+                self._error(
+                    utt2spk,
+                    line,
+                    spk,
+                    "speaker has no line in spk2gender",
+                    "add '<speaker> m' or '<speaker> f' to get control references",
+                    severity="warning",
+                )
         for spk, entry in spk2score.entries.items():
             if spk not in by_speaker:
-                self._error(spk2score, entry.line, spk, "speaker has no utterance in utt2spk",
-                            "remove the speaker or add its utterances", severity="warning")
+                self._error(
+                    spk2score,
+                    entry.line,
+                    spk,
+                    "speaker has no utterance in utt2spk",
+                    "remove the speaker or add its utterances",
+                    severity="warning",
+                )
 
     def _build(
         self,
@@ -375,22 +469,35 @@ class Dataset:
         spk_entry, text_entry = utt2spk.get(utt), text.get(utt)
         if spk_entry is None:
             where = text_entry or wav.get(utt)
-            self._error(utt2spk, 0, utt, f"utterance has no speaker (listed in "
-                        f"{'text' if text_entry else 'wav.scp/segments'}"
-                        f"{f' line {where.line}' if where else ''})",
-                        "add '<utt> <speaker>' to utt2spk", (utt,))
+            self._error(
+                utt2spk,
+                0,
+                utt,
+                f"utterance has no speaker (listed in "
+                f"{'text' if text_entry else 'wav.scp/segments'}"
+                f"{f' line {where.line}' if where else ''})",
+                "add '<utt> <speaker>' to utt2spk",
+                (utt,),
+            )
             return None
         if text_entry is None:
-            self._error(text, 0, utt, "utterance has no transcription",
-                        "add '<utt> <text>' to text", (utt,))
+            self._error(
+                text, 0, utt, "utterance has no transcription", "add '<utt> <text>' to text", (utt,)
+            )
             return None
         if utt in spans and spans[utt] is None:
             return None
         span = spans.get(utt)
         if span is None:
             if (self.path / "segments").is_file():
-                self._error(self.path / "segments", 0, utt, "utterance has no segment",
-                            "add '<utt> <recording> <start> <end>'", (utt,))
+                self._error(
+                    self.path / "segments",
+                    0,
+                    utt,
+                    "utterance has no segment",
+                    "add '<utt> <recording> <start> <end>'",
+                    (utt,),
+                )
             elif utt not in wav.entries:
                 self._error(wav, 0, utt, "utterance has no audio", "add it to wav.scp", (utt,))
             return None
@@ -400,15 +507,26 @@ class Dataset:
             return None
         cleaned = clean_text(text_entry.fields[0])
         if not cleaned:
-            self._error(text, text_entry.line, text_entry.fields[0],
-                        "transcription is empty after cleaning",
-                        "write the words that were spoken", (utt,))
+            self._error(
+                text,
+                text_entry.line,
+                text_entry.fields[0],
+                "transcription is empty after cleaning",
+                "write the words that were spoken",
+                (utt,),
+            )
         speaker = spk_entry.fields[0]
         facts = audio.get(rec)
         group = utt2group.get(utt) if utt2group else None
         if utt2group is not None and group is None:
-            self._error(utt2group, 0, utt, "utterance has no group",
-                        "add '<utt> <group>' to utt2group", (utt,))
+            self._error(
+                utt2group,
+                0,
+                utt,
+                "utterance has no group",
+                "add '<utt> <group>' to utt2group",
+                (utt,),
+            )
         if facts is not None:
             duration = (facts.duration_s if end < 0 else end) - start
         else:

@@ -17,7 +17,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -88,6 +88,8 @@ class Evaluator(ABC):
     category: ClassVar[str]
     trimmable: ClassVar[bool] = False
     """Whether an ``fa`` (forced-alignment trimmed) variant makes sense for this measure."""
+    variant: ClassVar[str] = "raw"
+    """``fa`` for evaluators that trim internally (``p_estoi_fa``, ``nad_fa``)."""
     context_options: ClassVar[tuple[str, ...]] = ()
     """Constructor options the workflow fills in itself (e.g. ``dataset_dir``)."""
 
@@ -101,6 +103,10 @@ class Evaluator(ABC):
     def evaluate_speaker(self, items: Sequence[Item]) -> Score:
         """Score one speaker from all their utterances (speaker-level evaluators)."""
         raise TypeError(f"{self.name} scores utterances, not speakers")
+
+    def trimmed(self, trimmer: Trimmer) -> Evaluator:
+        """This evaluator reading forced-alignment-trimmed audio (the ``fa`` variant)."""
+        raise TypeError(f"{self.name} has no trimmed variant")
 
     def _language_gate(self, language: str) -> Score | None:
         if self.supports(language):
@@ -139,6 +145,9 @@ class ReferenceFreeEvaluator(Evaluator):
     def evaluate(self, item: Item) -> Score:
         return self.score(item.utt_id, item.audio_path, item.start, item.end)
 
+    def trimmed(self, trimmer: Trimmer) -> Evaluator:
+        return TrimmedReferenceFreeEvaluator(self, trimmer)
+
 
 class ReferenceTxtEvaluator(Evaluator):
     """Measures that need the transcription: ``score(…, transcription, language)``."""
@@ -147,7 +156,12 @@ class ReferenceTxtEvaluator(Evaluator):
 
     @abstractmethod
     def score(
-        self, utt_id: str, audio_path: str, start: float, end: float, transcription: str,
+        self,
+        utt_id: str,
+        audio_path: str,
+        start: float,
+        end: float,
+        transcription: str,
         language: str,
     ) -> Score: ...
 
@@ -164,13 +178,16 @@ class ReferenceAudioEvaluator(Evaluator):
 
     @abstractmethod
     def score(
-        self, utt_id: str, audio_path: str, start: float, end: float,
+        self,
+        utt_id: str,
+        audio_path: str,
+        start: float,
+        end: float,
         reference_audios: Sequence[ReferenceAudio],
     ) -> Score: ...
 
     def evaluate(self, item: Item) -> Score:
-        return self.score(item.utt_id, item.audio_path, item.start, item.end,
-                          item.reference_audios)
+        return self.score(item.utt_id, item.audio_path, item.start, item.end, item.reference_audios)
 
 
 class ReferenceTxtAndAudioEvaluator(Evaluator):
@@ -180,13 +197,26 @@ class ReferenceTxtAndAudioEvaluator(Evaluator):
 
     @abstractmethod
     def score(
-        self, utt_id: str, audio_path: str, start: float, end: float, transcription: str,
-        language: str, reference_audios: Sequence[ReferenceAudio],
+        self,
+        utt_id: str,
+        audio_path: str,
+        start: float,
+        end: float,
+        transcription: str,
+        language: str,
+        reference_audios: Sequence[ReferenceAudio],
     ) -> Score: ...
 
     def evaluate(self, item: Item) -> Score:
-        return self.score(item.utt_id, item.audio_path, item.start, item.end,
-                          item.transcription, item.language, item.reference_audios)
+        return self.score(
+            item.utt_id,
+            item.audio_path,
+            item.start,
+            item.end,
+            item.transcription,
+            item.language,
+            item.reference_audios,
+        )
 
 
 class ReferenceFreeSpeakerEvaluator(Evaluator):
@@ -205,6 +235,9 @@ class ReferenceFreeSpeakerEvaluator(Evaluator):
     def evaluate_speaker(self, items: Sequence[Item]) -> Score:
         audios = [load_shared(i.audio_path, i.start, i.end) for i in items]
         return self.score_loaded(audios, items)
+
+    def trimmed(self, trimmer: Trimmer) -> Evaluator:
+        return TrimmedReferenceFreeSpeakerEvaluator(self, trimmer)
 
 
 class LanguageAwareSpeakerEvaluator(ReferenceFreeSpeakerEvaluator):
@@ -225,70 +258,92 @@ class LanguageAwareSpeakerEvaluator(ReferenceFreeSpeakerEvaluator):
         self._speaker_gender = items[0].gender if items else ""
         return guarded(lambda: self._score_audio_list(audios, language))
 
+    def trimmed(self, trimmer: Trimmer) -> Evaluator:
+        return TrimmedLanguageAwareSpeakerEvaluator(self, trimmer)
+
 
 # ------------------------------------------------------------------------- trimming wrappers
+GOOD_TRIMS = frozenset({"aligned", "energy"})
+"""Trim statuses that mean the boundaries came from speech detection, not a fallback."""
+
+
+class TrimOutcome(Protocol):
+    """What a trimmer returns: the (possibly untrimmed) audio and a record with a status."""
+
+    audio: np.ndarray | None
+
+    @property
+    def record(self) -> Any: ...
+
+
 class Trimmer(Protocol):
-    """Finds speech in an utterance; ``None`` audio means "use the untrimmed load"."""
+    """Finds speech in an utterance (:class:`pathbench.vad.FATrimmer`, or stored boundaries)."""
 
     def trim(
-        self, audio_path: str, transcription: str, language: str, start_time: float,
+        self,
+        audio_path: str,
+        transcription: str,
+        language: str,
+        start_time: float,
         end_time: float,
-    ) -> tuple[np.ndarray, int] | None: ...
+    ) -> TrimOutcome: ...
 
 
-@dataclass
+def trimmed_audio(trimmer: Trimmer, item: Item) -> tuple[np.ndarray, bool]:
+    """The item's audio through ``trimmer`` and whether a real trim happened.
+
+    A failed or skipped trim falls back to the plain load, as the architecture requires.
+    """
+    outcome = trimmer.trim(item.audio_path, item.transcription, item.language, item.start, item.end)
+    if outcome.audio is None:
+        return load_shared(item.audio_path, item.start, item.end), False
+    return outcome.audio, outcome.record.status in GOOD_TRIMS
+
+
 class TrimmedReferenceFreeEvaluator(ReferenceTxtEvaluator):
     """Wraps any reference-free evaluator; takes the text only to find the speech.
 
-    A failed trim falls back to the untrimmed audio: the trimmer records that fallback, the
-    score row carries the trim status in its message.
+    The inner evaluator never sees the transcription, only the (trimmed) audio.
     """
 
-    inner: ReferenceFreeEvaluator
-    trimmer: Trimmer
-    languages: ClassVar[tuple[str, ...] | None] = None
-    category: ClassVar[str] = "reference-free signal"
+    languages = None
+    category = "reference-free signal"
 
-    def __post_init__(self) -> None:
-        self.name = self.inner.name
-        self.direction = self.inner.direction
+    def __init__(self, inner: ReferenceFreeEvaluator, trimmer: Trimmer) -> None:
+        self.inner, self.trimmer = inner, trimmer
+        self.name, self.direction = inner.name, inner.direction
 
     def score(
-        self, utt_id: str, audio_path: str, start: float, end: float, transcription: str,
+        self,
+        utt_id: str,
+        audio_path: str,
+        start: float,
+        end: float,
+        transcription: str,
         language: str,
     ) -> Score:
-        trimmed = self.trimmer.trim(audio_path, transcription, language, start, end)
-        audio = trimmed[0] if trimmed is not None else load_shared(audio_path, start, end)
-        return self.inner.score_loaded(audio)
+        item = Item(utt_id, audio_path, start, end, transcription, language)
+        return self.inner.score_loaded(trimmed_audio(self.trimmer, item)[0])
 
 
-@dataclass
 class TrimmedReferenceFreeSpeakerEvaluator(ReferenceFreeSpeakerEvaluator):
     """The trimming decorator for speaker-level evaluators."""
 
-    inner: ReferenceFreeSpeakerEvaluator
-    trimmer: Trimmer
-
-    def __post_init__(self) -> None:
-        self.name = self.inner.name
-        self.direction = self.inner.direction
+    def __init__(self, inner: ReferenceFreeSpeakerEvaluator, trimmer: Trimmer) -> None:
+        self.inner, self.trimmer = inner, trimmer
+        self.name, self.direction = inner.name, inner.direction
 
     def _score_audio_list(self, audios: list[np.ndarray]) -> float:
-        raise TypeError("the wrapper delegates to its inner evaluator")
+        raise TypeError("the trimming wrapper delegates scoring to its inner evaluator")
 
     def evaluate_speaker(self, items: Sequence[Item]) -> Score:
-        audios = []
-        for item in items:
-            trimmed = self.trimmer.trim(
-                item.audio_path, item.transcription, item.language, item.start, item.end
-            )
-            audios.append(trimmed[0] if trimmed is not None else
-                          load_shared(item.audio_path, item.start, item.end))
+        audios = [trimmed_audio(self.trimmer, item)[0] for item in items]
         return self.inner.score_loaded(audios, items)
 
 
 class TrimmedLanguageAwareSpeakerEvaluator(TrimmedReferenceFreeSpeakerEvaluator):
-    """The same decorator for language-aware speaker evaluators; the inner evaluator gets the
-    language through its own :meth:`LanguageAwareSpeakerEvaluator.score_loaded`."""
+    """The same decorator for language-aware speaker evaluators; the language reaches the
+    inner evaluator through its own ``score_loaded``, which reads it from the items."""
 
-    inner: LanguageAwareSpeakerEvaluator
+    def __init__(self, inner: LanguageAwareSpeakerEvaluator, trimmer: Trimmer) -> None:
+        super().__init__(inner, trimmer)

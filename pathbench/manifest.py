@@ -90,8 +90,7 @@ def validate_dataset(
             dataset_dir, check_audio=check_audio, verify_hashes=verify_hashes, on_error=on_error
         )
     except DatasetError as failure:
-        write_json(_report(dataset_dir, failure.findings, [], 0, settings, "failed"),
-                   report_path)
+        write_json(_report(dataset_dir, failure.findings, [], 0, settings, "failed"), report_path)
         raise
     frame = dataset.to_frame()
     frame["shard"] = assign_shards(frame["utt_id"].tolist(), n_shards)

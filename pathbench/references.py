@@ -48,12 +48,15 @@ def select_references(
     speaker of the reference dataset (ids are only compared within a dataset).
     """
     if kind == "control":
-        chosen = [r for r in reference.get(test.text_clean, [])
-                  if test.gender and r.gender == test.gender]
+        chosen = [
+            r for r in reference.get(test.text_clean, []) if test.gender and r.gender == test.gender
+        ]
     elif kind == "all":
         chosen = [r for r in own.get(test.text_clean, []) if r.speaker_id != test.speaker_id]
         chosen += reference.get(test.text_clean, [])
     else:
         raise ValueError(f"reference type must be one of {REFERENCE_TYPES}, not {kind!r}")
-    return [(r.audio_path, float(r.start), float(r.end))
-            for r in sorted(chosen, key=lambda r: (r.utt_id, r.audio_path))]
+    return [
+        (r.audio_path, float(r.start), float(r.end))
+        for r in sorted(chosen, key=lambda r: (r.utt_id, r.audio_path))
+    ]

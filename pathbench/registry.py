@@ -18,7 +18,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from pathbench.evaluator import Evaluator
-from pathbench.evaluators import lookup, signal, speaker
+from pathbench.evaluators import lookup, reference, signal, speaker
 
 ENTRY_POINT_GROUP = "pathbench.evaluators"
 
@@ -30,6 +30,11 @@ _BUILTIN: tuple[type[Evaluator], ...] = (
     signal.SpeechRateEvaluator,
     speaker.F0RangeEvaluator,
     speaker.VSAEvaluator,
+    reference.PEstoiEvaluator,
+    reference.PStoiEvaluator,
+    reference.NADEvaluator,
+    reference.PEstoiTrimmedEvaluator,
+    reference.TrimmedNADEvaluator,
     lookup.Spk2AgeEvaluator,
 )
 

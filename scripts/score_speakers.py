@@ -10,4 +10,5 @@ score_speakers(
     snakemake.output[0],
     options=snakemake.params.options,
     variants=snakemake.params.variants,
+    trim_paths=list(snakemake.input.trims),
 )

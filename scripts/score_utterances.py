@@ -12,4 +12,5 @@ score_utterances(
     options=snakemake.params.options,
     context=snakemake.params.context,
     variants=snakemake.params.variants,
+    trim_paths=list(snakemake.input.trims),
 )

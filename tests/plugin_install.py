@@ -18,8 +18,7 @@ def install_example_plugin(site: Path) -> None:
         "Metadata-Version: 2.1\nName: pathbench-example-plugin\nVersion: 1.0\n"
     )
     (info / "entry_points.txt").write_text(
-        "[pathbench.evaluators]\n"
-        "example_words_per_second = example_plugin:WordCountEvaluator\n"
+        "[pathbench.evaluators]\nexample_words_per_second = example_plugin:WordCountEvaluator\n"
     )
     for entry in (str(site), str(PLUGIN_DIR)):
         if entry not in sys.path:

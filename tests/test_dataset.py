@@ -49,15 +49,21 @@ def test_valid_dataset_iterates_in_utt_order(tmp_path):
 def test_segments_give_times_and_recording_groups(tmp_path):
     ds = Dataset(build_dataset(tmp_path, segments=True))
     utt = ds.utterances["spk1_u1"]
-    assert (utt.start, utt.end, utt.recording_id, utt.group_id) == (1.0, 1.9, "spk1_rec",
-                                                                    "spk1_rec")
+    assert (utt.start, utt.end, utt.recording_id, utt.group_id) == (
+        1.0,
+        1.9,
+        "spk1_rec",
+        "spk1_rec",
+    )
     assert utt.duration_s == pytest.approx(0.9)
 
 
 def test_utt2group_overrides_group(tmp_path):
     root = build_dataset(tmp_path)
-    write_lines(root / "utt2group", [f"{u} session{u[-1]}" for u in
-                                     ("spk1_u0", "spk1_u1", "spk2_u0", "spk2_u1")])
+    write_lines(
+        root / "utt2group",
+        [f"{u} session{u[-1]}" for u in ("spk1_u0", "spk1_u1", "spk2_u0", "spk2_u1")],
+    )
     assert Dataset(root).utterances["spk2_u1"].group_id == "session1"
 
 
@@ -250,7 +256,9 @@ def test_references_control_and_all(tmp_path):
     assert [Path(p).stem for p, _s, _e in control_refs] == ["spk1_u0"]
     all_refs = ds.references("spk1_u0", "all")
     assert sorted(Path(p).parent.parent.name + "/" + Path(p).stem for p, _s, _e in all_refs) == [
-        "control/spk1_u0", "control/spk2_u0", "test/spk2_u0"
+        "control/spk1_u0",
+        "control/spk2_u0",
+        "test/spk2_u0",
     ]
 
 

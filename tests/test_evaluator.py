@@ -108,7 +108,10 @@ def test_registry_lists_and_creates_builtins():
     assert names == sorted(names)
     info = registry.info("vsa")
     assert (info.kind, info.level, info.category) == (
-        "LanguageAwareSpeakerEvaluator", "speaker", "reference-free speaker")
+        "LanguageAwareSpeakerEvaluator",
+        "speaker",
+        "reference-free speaker",
+    )
     assert registry.info("cpp").pathbench_compatible and registry.info("cpp").direction == 1
     assert registry.create("cpps", implementation="praat").name == "cpps"
     with pytest.raises(KeyError, match="known: "):
@@ -123,8 +126,9 @@ def test_plugin_registers_through_entry_point(plugin):
 
 def test_score_utterances_writes_one_row_per_utterance_even_on_errors(plugin, manifest, tmp_path):
     frames = [
-        score_utterances(manifest, shard, "example_words_per_second",
-                         tmp_path / f"s{shard}.parquet")
+        score_utterances(
+            manifest, shard, "example_words_per_second", tmp_path / f"s{shard}.parquet"
+        )
         for shard in (0, 1)
     ]
     rows = pd.concat(frames)
@@ -134,8 +138,15 @@ def test_score_utterances_writes_one_row_per_utterance_even_on_errors(plugin, ma
     fine = rows.set_index("utt_id").loc["spk1_u0"]
     assert fine["status"] == "ok" and fine["score"] == pytest.approx(3.0)
     stored = read_parquet(tmp_path / "s0.parquet")
-    assert list(stored.columns) == ["utt_id", "speaker_id", "evaluator", "variant", "score",
-                                    "status", "message"]
+    assert list(stored.columns) == [
+        "utt_id",
+        "speaker_id",
+        "evaluator",
+        "variant",
+        "score",
+        "status",
+        "message",
+    ]
 
 
 def test_score_utterances_is_byte_identical_on_rerun(plugin, manifest, tmp_path):

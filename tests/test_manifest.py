@@ -56,7 +56,6 @@ def test_failed_validation_still_writes_its_report(tmp_path):
 def test_drop_policy_lists_dropped_utterances(tmp_path):
     root = build_dataset(tmp_path / "d")
     (root / "wav" / "spk1_u1.wav").unlink()
-    validate_dataset(root, tmp_path / "m.parquet", tmp_path / "v.json", n_shards=1,
-                     on_error="drop")
+    validate_dataset(root, tmp_path / "m.parquet", tmp_path / "v.json", n_shards=1, on_error="drop")
     report = json.loads((tmp_path / "v.json").read_text())
     assert report["dropped_utterances"] == ["spk1_u1"] and report["counts"]["utterances"] == 3

@@ -47,4 +47,3 @@ class VSAEvaluator(LanguageAwareSpeakerEvaluator):
         if result.value is None and result.status != "unsupported_language":
             return Score(0.0, result.status, result.message)
         return result
-

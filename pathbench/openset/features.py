@@ -1,26 +1,6 @@
 """The frozen 24-feature vector ``pathbench-acoustic-24/1`` of one utterance.
 
-| # | name | unit | computation |
-|---|---|---|---|
-| 1 | f0_median_hz | Hz | median voiced F0, Praat pitch (autocorrelation, 75–600 Hz, 10 ms) |
-| 2 | f0_std_st | semitones | population SD of voiced F0 in semitones (= ``std_pitch``) |
-| 3 | f0_range_st | semitones | 95th minus 5th percentile of voiced F0 in semitones |
-| 4 | voiced_fraction | 0–1 | voiced pitch frames / all pitch frames |
-| 5 | jitter_local | ratio | Praat PointProcess (cc) jitter (local), periods 0.1–20 ms, factor 1.3 |
-| 6 | shimmer_local_db | dB | Praat shimmer (local, dB), same periods, amplitude factor 1.6 |
-| 7 | hnr_db | dB | mean of Praat cross-correlation harmonicity (10 ms, 75 Hz) |
-| 8 | cpps_db | dB | smoothed cepstral peak prominence (= ``cpps``) |
-| 9 | h1_h2_db | dB | median over voiced frames of the level of H1 minus H2 (40 ms Hann frames) |
-| 10 | spectral_tilt_db_oct | dB/octave | slope of the long-term spectrum (Welch) against log2 f, 100–5000 Hz |
-| 11–13 | f1/f2/f3_median_hz | Hz | median Burg formants (5 formants up to 5500 Hz) at voiced frames |
-| 14 | formant_dispersion_hz | Hz | (median F4 − median F1) / 3: the mean spacing of F1..F4 |
-| 15 | f2_iqr_hz | Hz | interquartile range of F2 at voiced frames |
-| 16 | spectral_centroid_hz | Hz | centroid of the long-term power spectrum |
-| 17 | spectral_flatness | 0–1 | geometric / arithmetic mean of the long-term power spectrum |
-| 18–21 | mfcc1..4_mean | — | mean of MFCC 1–4 (librosa, 25 ms / 10 ms, c0 excluded: it is loudness) |
-| 22 | wada_snr_db | dB | WADA SNR (= ``wada_snr``) |
-| 23 | speech_rate_syll_s | syll/s | syllable nuclei per second (= ``speech_rate``) |
-| 24 | pause_fraction | 0–1 | share of time in silences ≥ 0.3 s (same threshold as speech rate) |
+The names, units and computations are tabulated in ``docs/openset.md``.
 
 A feature that cannot be measured (no voiced frame, too short) is NaN; the open-set stage
 drops such rows and counts them per speaker instead of imputing values.
@@ -28,17 +8,27 @@ drops such rows and counts them per speaker instead of imputing values.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import librosa
 import numpy as np
+import pandas as pd
 import parselmouth
+import pyarrow as pa
 from parselmouth.praat import call
 from scipy.signal import welch
 
+from pathbench import SAMPLE_RATE
+from pathbench.audio import load_shared
+from pathbench.evaluator import trimmed_audio
+from pathbench.io import write_parquet
+from pathbench.manifest import load_manifest
 from pathbench.measures import cepstral, pitch, speech_rate, wada_snr
-from pathbench.openset.schema import FEATURE_NAMES
+from pathbench.openset.schema import FEATURE_NAMES, SCHEMA_ID
+from pathbench.scoring import items_from_manifest
 from pathbench.status import NoScore
+from pathbench.trimming import StoredTrimmer
 
 _PERIOD_ARGS = (0.0, 0.0, 0.0001, 0.02, 1.3)
 _MFCC = {"n_mfcc": 5, "n_fft": 400, "hop_length": 160, "win_length": 400}
@@ -60,8 +50,7 @@ def _pitch_features(f0: np.ndarray) -> dict[str, float]:
     return {
         "f0_median_hz": float(np.median(voiced)) if voiced.size else np.nan,
         "f0_std_st": float(np.std(semitones)) if enough else np.nan,
-        "f0_range_st": float(np.subtract(*np.percentile(semitones, [95, 5])))
-        if enough else np.nan,
+        "f0_range_st": float(np.subtract(*np.percentile(semitones, [95, 5]))) if enough else np.nan,
         "voiced_fraction": float(voiced.size / f0.size) if f0.size else np.nan,
     }
 
@@ -92,21 +81,29 @@ def _h1_h2(audio: np.ndarray, fs: int, times: np.ndarray, f0: np.ndarray) -> flo
         if frame.size < size:
             continue
         level = 20 * np.log10(np.abs(np.fft.rfft(frame * window, n_fft)) + 1e-12)
-        peaks = [level[(freqs >= 0.9 * k * freq) & (freqs <= 1.1 * k * freq)].max()
-                 for k in (1, 2)]
+        peaks = [level[(freqs >= 0.9 * k * freq) & (freqs <= 1.1 * k * freq)].max() for k in (1, 2)]
         values.append(peaks[0] - peaks[1])
     return float(np.median(values)) if values else np.nan
 
 
 def _formant_features(sound: parselmouth.Sound, times: np.ndarray, f0: np.ndarray) -> dict:
-    formant = sound.to_formant_burg(time_step=0.01, max_number_of_formants=5,
-                                    maximum_formant=5500.0)
+    formant = sound.to_formant_burg(
+        time_step=0.01, max_number_of_formants=5, maximum_formant=5500.0
+    )
     tracks = np.column_stack([call(formant, "To Matrix", k).values[0] for k in (1, 2, 3, 4)])
     keep = pitch.voicing_at(np.asarray(formant.xs()), times, f0)
     tracks = np.where(tracks > 0, tracks, np.nan)[keep]
     if tracks.shape[0] == 0:
-        return {name: np.nan for name in ("f1_median_hz", "f2_median_hz", "f3_median_hz",
-                                          "formant_dispersion_hz", "f2_iqr_hz")}
+        return {
+            name: np.nan
+            for name in (
+                "f1_median_hz",
+                "f2_median_hz",
+                "f3_median_hz",
+                "formant_dispersion_hz",
+                "f2_iqr_hz",
+            )
+        }
     medians = np.nanmedian(tracks, axis=0) if np.isfinite(tracks).any() else np.full(4, np.nan)
     f2 = tracks[:, 1][np.isfinite(tracks[:, 1])]
     return {
@@ -121,16 +118,21 @@ def _formant_features(sound: parselmouth.Sound, times: np.ndarray, f0: np.ndarra
 def _spectral_features(audio: np.ndarray, fs: int) -> dict[str, float]:
     freqs, power = welch(audio, fs=fs, nperseg=min(1024, len(audio)))
     band = (freqs >= 100) & (freqs <= 5000) & (power > 0)
-    slope = (np.polyfit(np.log2(freqs[band]), 10 * np.log10(power[band]), 1)[0]
-             if band.sum() >= 2 else np.nan)
+    slope = (
+        np.polyfit(np.log2(freqs[band]), 10 * np.log10(power[band]), 1)[0]
+        if band.sum() >= 2
+        else np.nan
+    )
     positive = power[power > 0]
     mfcc = librosa.feature.mfcc(y=audio.astype(np.float32), sr=fs, **_MFCC)
     features = {
         "spectral_tilt_db_oct": float(slope),
         "spectral_centroid_hz": float(np.sum(freqs * power) / np.sum(power))
-        if power.sum() > 0 else np.nan,
+        if power.sum() > 0
+        else np.nan,
         "spectral_flatness": float(np.exp(np.mean(np.log(positive))) / np.mean(positive))
-        if positive.size else np.nan,
+        if positive.size
+        else np.nan,
     }
     features.update({f"mfcc{k}_mean": float(mfcc[k].mean()) for k in range(1, 5)})
     return features
@@ -151,3 +153,47 @@ def utterance_features(audio: np.ndarray, fs: int) -> dict[str, float]:
     values["speech_rate_syll_s"] = _safe(lambda: speech_rate.speech_rate(audio, fs))
     values["pause_fraction"] = _safe(lambda: speech_rate.pause_fraction(audio, fs))
     return {name: values[name] for name in FEATURE_NAMES}
+
+
+FEATURE_SCHEMA = pa.schema(
+    [("utt_id", pa.string()), ("speaker_id", pa.string()), ("group_id", pa.string())]
+    + [(name, pa.float64()) for name in FEATURE_NAMES]
+)
+
+
+def extract_features(
+    manifest_path: str | Path,
+    shard: int,
+    output_path: str | Path,
+    trim_paths: Sequence[str | Path] = (),
+) -> pd.DataFrame:
+    """Feature rows of one shard, on FA-trimmed audio when trim tables are given.
+
+    A failed trim falls back to the plain load, exactly as for the trimmed evaluators.
+    """
+    manifest = load_manifest(manifest_path, shard)
+    trimmer = StoredTrimmer.from_files([manifest_path], trim_paths) if trim_paths else None
+    rows = []
+    for item, group in zip(items_from_manifest(manifest), manifest["group_id"], strict=True):
+        audio = (
+            trimmed_audio(trimmer, item)[0]
+            if trimmer is not None
+            else load_shared(item.audio_path, item.start, item.end)
+        )
+        rows.append(
+            {
+                "utt_id": item.utt_id,
+                "speaker_id": item.speaker_id,
+                "group_id": group,
+                **utterance_features(np.asarray(audio), SAMPLE_RATE),
+            }
+        )
+    frame = pd.DataFrame(rows, columns=FEATURE_SCHEMA.names)
+    write_parquet(
+        frame,
+        output_path,
+        FEATURE_SCHEMA,
+        ["utt_id"],
+        {"schema": SCHEMA_ID, "trimmed": bool(trim_paths)},
+    )
+    return frame

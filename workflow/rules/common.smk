@@ -38,8 +38,19 @@ DEMO_FILES = (
 DATASETS = sorted(config["datasets"])
 EVALUATORS = list(config["evaluators"])
 EVALUATOR_INFO = {name: registry.info(name) for name in EVALUATORS}
-UTTERANCE_EVALUATORS = [n for n in EVALUATORS if EVALUATOR_INFO[n].level == "utterance"]
+REFERENCE_EVALUATORS = [
+    n for n in EVALUATORS if EVALUATOR_INFO[n].category == "reference-audio"
+]
+UTTERANCE_EVALUATORS = [
+    n
+    for n in EVALUATORS
+    if EVALUATOR_INFO[n].level == "utterance" and n not in REFERENCE_EVALUATORS
+]
 SPEAKER_EVALUATORS = [n for n in EVALUATORS if EVALUATOR_INFO[n].level == "speaker"]
+REFERENCE_TYPES = list(config["reference_types"])
+NEEDS_TRIM = "fa" in config["variants"] or any(
+    EVALUATOR_INFO[n].variant == "fa" for n in EVALUATORS
+)
 
 
 def _alternatives(names):
@@ -49,6 +60,7 @@ def _alternatives(names):
 wildcard_constraints:
     dataset=_alternatives(DATASETS),
     evaluator=_alternatives(EVALUATORS),
+    reftype=_alternatives(REFERENCE_TYPES),
     shard=r"\d+",
 
 
@@ -61,13 +73,48 @@ def is_demo(path):
     return DEMO_DIR in (Path(path), *Path(path).parents)
 
 
-def kaldi_inputs(wildcards):
-    """The Kaldi files a dataset's validation reads: generated ones for the demo, else the
-    ones that exist (optional files join the inputs only when present)."""
-    directory = dataset_dir(wildcards.dataset)
+def reference_dir(name):
+    reference = config["datasets"][name].get("reference")
+    return Path(reference) if reference else None
+
+
+def _kaldi_files(directory):
     if is_demo(directory):
         return [str(directory / name) for name in DEMO_FILES]
     return [str(directory / name) for name in KALDI_FILES if (directory / name).is_file()]
+
+
+def kaldi_inputs(wildcards):
+    """The Kaldi files a dataset's validation reads: generated ones for the demo, else the
+    ones that exist (optional files join the inputs only when present)."""
+    return _kaldi_files(dataset_dir(wildcards.dataset))
+
+
+def reference_kaldi_inputs(wildcards):
+    return _kaldi_files(reference_dir(wildcards.dataset))
+
+
+def trim_settings(name):
+    """Trimming settings of a dataset: the global ones, with its own backend if it sets one."""
+    settings = dict(config["fa_trim"])
+    backend = config["datasets"][name].get("trim_backend")
+    return settings | ({"backend": backend} if backend else {})
+
+
+def trim_tables(dataset, reference=False):
+    """The fa_trim tables a scoring job reads (none when nothing is trimmed)."""
+    if not NEEDS_TRIM:
+        return []
+    tables = [f"results/{dataset}/trim/{shard}.parquet" for shard in shards(dataset)]
+    if reference and reference_dir(dataset) is not None:
+        tables.append(f"results/{dataset}/reference/trim.parquet")
+    return tables
+
+
+def reference_manifest(dataset):
+    if reference_dir(dataset) is None:
+        return []
+    return [f"results/{dataset}/reference/manifest.parquet"]
 
 
 def n_shards(name):
@@ -106,6 +153,15 @@ def utterance_scores(dataset):
     ]
 
 
+def reference_scores(dataset):
+    return [
+        f"results/{dataset}/reference_scores/{evaluator}/{reftype}/{shard}.parquet"
+        for evaluator in REFERENCE_EVALUATORS
+        for reftype in REFERENCE_TYPES
+        for shard in shards(dataset)
+    ]
+
+
 def speaker_scores(dataset):
     return [
         f"results/{dataset}/speaker_scores/{evaluator}.parquet"
@@ -114,9 +170,11 @@ def speaker_scores(dataset):
 
 
 def all_targets():
-    targets = []
+    targets = ["results/results_table.csv", "results/plots/results_heatmap.png"]
     for dataset in DATASETS:
-        targets.append(f"results/{dataset}/manifest.parquet")
-        targets += utterance_scores(dataset)
-        targets += speaker_scores(dataset)
+        targets += [
+            f"results/{dataset}/correlations.csv",
+            f"results/{dataset}/plots/aligned_r.png",
+            f"results/{dataset}/speaker_csv",
+        ]
     return targets

@@ -1,6 +1,7 @@
 rule score_utterances:
     input:
         manifest="results/{dataset}/manifest.parquet",
+        trims=lambda wc: trim_tables(wc.dataset),
     output:
         "results/{dataset}/scores/{evaluator}/{shard}.parquet",
     params:
@@ -22,6 +23,7 @@ rule score_utterances:
 rule score_speakers:
     input:
         manifest="results/{dataset}/manifest.parquet",
+        trims=lambda wc: trim_tables(wc.dataset),
     output:
         "results/{dataset}/speaker_scores/{evaluator}.parquet",
     params:
@@ -37,3 +39,26 @@ rule score_speakers:
         "../envs/pathbench.yaml"
     script:
         "../../scripts/score_speakers.py"
+
+
+rule score_reference:
+    input:
+        manifest="results/{dataset}/manifest.parquet",
+        reference=lambda wc: reference_manifest(wc.dataset),
+        trims=lambda wc: trim_tables(wc.dataset, reference=True)
+        if EVALUATOR_INFO[wc.evaluator].variant == "fa"
+        else [],
+    output:
+        "results/{dataset}/reference_scores/{evaluator}/{reftype}/{shard}.parquet",
+    params:
+        options=lambda wc: config["evaluator_options"].get(wc.evaluator, {}),
+    log:
+        "logs/{dataset}/score_reference/{evaluator}/{reftype}/{shard}.log",
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+    conda:
+        "../envs/pathbench.yaml"
+    script:
+        "../../scripts/score_reference.py"

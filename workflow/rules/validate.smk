@@ -18,3 +18,25 @@ rule validate_dataset:
         "../envs/pathbench.yaml"
     script:
         "../../scripts/validate_dataset.py"
+
+
+rule validate_reference:
+    input:
+        reference_kaldi_inputs,
+    output:
+        manifest="results/{dataset}/reference/manifest.parquet",
+        report="results/{dataset}/reference/validation.json",
+    params:
+        directory=lambda wc: str(reference_dir(wc.dataset)),
+        n_shards=1,
+        settings=config["validation"],
+    log:
+        "logs/{dataset}/validate_reference.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../envs/pathbench.yaml"
+    script:
+        "../../scripts/validate_dataset.py"

@@ -1,0 +1,408 @@
+"""Speaker-level correlation of intelligibility measures with perceptual ground truth.
+
+PathBench ranks measures by the Pearson correlation of their per-speaker values with the
+speakers' intelligibility scores (``spk2score``). Two of its rules matter for comparability
+and are reproduced here:
+
+* **One speaker set for all metrics.** A metric that fails for some speakers would otherwise
+  be scored on an easier or harder subset than the others, so every metric is correlated on
+  the *common speaker set*: the speakers with a ground-truth score and a value for every metric
+  that is not on the partial-coverage allowlist. Allowlisted metrics (``wada_snr`` and
+  ``spk2age`` by default, which fail or are unknown for some speakers by nature) use their own
+  intersection with the ground truth, so they cannot shrink the set for everybody else.
+* **Sign alignment.** Some measures fall as intelligibility rises (error rates, distances);
+  ``aligned_r`` multiplies r by the metric's direction so that a positive value always means
+  "agrees with the listeners", which is what the results table compares.
+
+On top of PathBench's point estimate this module adds p-values, Spearman's rho and a
+percentile bootstrap confidence interval of r, because with 10–20 speakers per dataset the
+sampling error of r is large and a ranking without it is misleading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from scipy import stats
+
+from pathbench.io import write_parquet
+from pathbench.kaldi import Finding, read_table
+
+CATEGORIES: tuple[str, ...] = (
+    "reference-free signal",
+    "reference-free speaker",
+    "reference-text",
+    "reference-audio",
+    "lookup",
+)
+"""Metric categories in the order the results table lists them.
+
+The first four are PathBench's taxonomy of measures. ``lookup`` (the registry's category for
+pre-computed values such as ``spk2age``) holds baselines rather than measures, so it comes last.
+"""
+
+DEFAULT_ALLOWLIST: tuple[str, ...] = ("wada_snr", "spk2age")
+"""Base names of metrics allowed partial speaker coverage (PathBench's allowlist)."""
+
+VARIANT_SUFFIXES: tuple[str, ...] = ("_fa", "_control", "_all")
+"""Name suffixes that mark a variant of a measure rather than a different measure."""
+
+MIN_SPEAKERS = 3
+"""Fewest speakers a correlation is reported for: with two points |r| is always 1."""
+
+N_BOOT = 2000
+"""Bootstrap resamples: enough for stable 2.5/97.5 percentiles at a fraction of a second."""
+DEFAULT_SEED = 20260101
+"""Fixed so that the same input always yields the same interval (byte-identical reruns)."""
+CI_LEVEL = 0.95
+
+_STATISTICS = (
+    "pearson_r",
+    "pearson_p",
+    "spearman_rho",
+    "spearman_p",
+    "ci_low",
+    "ci_high",
+    "aligned_r",
+    "aligned_ci_low",
+    "aligned_ci_high",
+)
+CORRELATION_SCHEMA = pa.schema(
+    [
+        ("metric", pa.string()),
+        ("category", pa.string()),
+        ("direction", pa.int64()),
+        ("n", pa.int64()),
+        ("n_no_value", pa.int64()),
+        *[(name, pa.float64()) for name in _STATISTICS],
+        ("reason", pa.string()),
+    ]
+)
+"""Parquet schema of a :func:`correlate_metrics` table."""
+CORRELATION_COLUMNS: tuple[str, ...] = tuple(CORRELATION_SCHEMA.names)
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """How well one speaker-level prediction agrees with the ground truth.
+
+    ``n`` is the number of speakers correlated; ``n_no_value`` counts speakers that have a
+    ground-truth score but no prediction, so a reader sees how much of the dataset a metric
+    covers. Every statistic is NaN when ``reason`` is non-empty.
+    """
+
+    n: int
+    n_no_value: int
+    pearson_r: float
+    pearson_p: float
+    spearman_rho: float
+    spearman_p: float
+    ci_low: float
+    ci_high: float
+    aligned_r: float
+    aligned_ci_low: float
+    aligned_ci_high: float
+    reason: str
+
+
+def base_metric(name: str) -> str:
+    """Strip variant suffixes (``_fa``, ``_control``, ``_all``) until none is left.
+
+    The allowlist names measures, not variants: ``wada_snr`` on forced-alignment-trimmed
+    audio (``wada_snr_fa``) fails for the same speakers as on untrimmed audio, and PathBench
+    likewise maps ``p_estoi_control`` back to ``p_estoi``.
+    """
+    stripped = True
+    while stripped:
+        stripped = False
+        for suffix in VARIANT_SUFFIXES:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                name = name[: -len(suffix)]
+                stripped = True
+    return name
+
+
+def read_spk2score(path: str | Path) -> pd.Series:
+    """Read a Kaldi ``spk2score`` file (``<speaker> <score>`` per line) into a Series.
+
+    ``N/A`` (used for control speakers, who were never rated) becomes NaN. Anything else that
+    is not a finite number is an error naming the file and line, since a silently dropped
+    speaker would change every correlation of the dataset.
+    """
+    findings: list[Finding] = []
+    table = read_table(Path(path), findings, n_fields=1)
+    if findings:
+        raise ValueError(str(findings[0]))
+    scores: dict[str, float] = {}
+    for entry in table.entries.values():
+        text = entry.fields[0]
+        value = np.nan if text == "N/A" else _finite_float(text)
+        if value is None:
+            raise ValueError(
+                f"{path}:{entry.line}: score {text!r} of speaker {entry.key!r} is neither a "
+                "finite number nor N/A"
+            )
+        scores[entry.key] = value
+    return _speaker_series(scores, "score")
+
+
+def _finite_float(text: str) -> float | None:
+    """``text`` as a finite float, or None: 'nan' and 'inf' are no more a score than 'x'."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if np.isfinite(value) else None
+
+
+def read_predictions_csv(path: str | Path) -> pd.Series:
+    """Read an external predictor's ``speaker_id,score`` CSV into a Series.
+
+    This is PathBench's exchange format for predictors that run outside the benchmark. A
+    missing or non-numeric score, a duplicate speaker or a wrong header is an error, because
+    any of them would make the reported correlation refer to a different speaker set than the
+    one the user believes they submitted.
+    """
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path}: empty file, expected a 'speaker_id,score' header") from None
+    frame = frame.apply(lambda column: column.str.strip())
+    if list(frame.columns) != ["speaker_id", "score"]:
+        raise ValueError(
+            f"{path}: header must be 'speaker_id,score', found {','.join(frame.columns)!r}"
+        )
+    duplicated = sorted(set(frame.loc[frame["speaker_id"].duplicated(), "speaker_id"]))
+    if duplicated:
+        raise ValueError(f"{path}: duplicate speakers: {', '.join(duplicated)}")
+    scores = pd.to_numeric(frame["score"], errors="coerce")
+    bad = frame.loc[~np.isfinite(scores), "speaker_id"].tolist()
+    if bad:
+        raise ValueError(f"{path}: no finite numeric score for speakers: {', '.join(bad)}")
+    return _speaker_series(dict(zip(frame["speaker_id"], scores, strict=True)), "score")
+
+
+def _speaker_series(values: Mapping[str, float], name: str) -> pd.Series:
+    """A float Series indexed by ``speaker_id``: the one shape every reader here returns."""
+    series = pd.Series(values, dtype="float64", name=name)
+    series.index = pd.Index(list(values), dtype=object, name="speaker_id")
+    return series
+
+
+def bootstrap_pearson_ci(
+    x: np.ndarray, y: np.ndarray, n_boot: int = N_BOOT, seed: int = DEFAULT_SEED
+) -> tuple[float, float]:
+    """Percentile bootstrap interval (``CI_LEVEL``) of Pearson r, resampling speakers.
+
+    Speakers, not utterances, are the unit that was sampled from the population, so they are
+    what is resampled. All resamples are drawn at once from ``PCG64(seed)``, so the interval
+    is reproducible bit for bit; using one seed for every metric gives metrics on the same
+    speaker set the same resamples (paired comparison). Resamples in which one side is
+    constant have no r and are dropped; the interval is NaN if none is left.
+    """
+    rng = np.random.Generator(np.random.PCG64(seed))
+    index = rng.integers(0, len(x), size=(n_boot, len(x)))
+    xs, ys = x[index], y[index]
+    # Detect degenerate resamples on the values themselves: centring a constant row can leave
+    # rounding noise that would otherwise yield a spurious r of +-1.
+    usable = (np.ptp(xs, axis=1) > 0) & (np.ptp(ys, axis=1) > 0)
+    xs, ys = xs[usable], ys[usable]
+    if len(xs) == 0:
+        return np.nan, np.nan
+    xc = xs - xs.mean(axis=1, keepdims=True)
+    yc = ys - ys.mean(axis=1, keepdims=True)
+    r = (xc * yc).sum(axis=1) / np.sqrt((xc**2).sum(axis=1) * (yc**2).sum(axis=1))
+    tail = 100 * (1 - CI_LEVEL) / 2
+    low, high = np.percentile(np.clip(r, -1.0, 1.0), [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def _check_direction(direction: int) -> None:
+    if direction not in (1, -1):
+        raise ValueError(f"direction must be +1 or -1, got {direction!r}")
+
+
+def _check_unique(index: pd.Index, what: str) -> None:
+    duplicated = sorted(set(index[index.duplicated()]))
+    if duplicated:
+        raise ValueError(f"{what} has duplicate speakers: {', '.join(map(str, duplicated))}")
+
+
+def correlate_predictions(
+    predictions: pd.Series,
+    ground_truth: pd.Series,
+    direction: int = 1,
+    *,
+    speakers: Iterable[str] | None = None,
+    n_boot: int = N_BOOT,
+    seed: int = DEFAULT_SEED,
+) -> Correlation:
+    """Correlate one speaker → prediction Series with the ground truth.
+
+    Speakers with NaN ground truth (controls, ``N/A``) are excluded; NaN predictions count as
+    no value. ``speakers`` restricts the analysis further (the common speaker set of
+    :func:`correlate_metrics`); ``n_no_value`` still counts against all rated speakers. The
+    speakers are sorted first so that the order of the input cannot change the bootstrap.
+    """
+    _check_direction(direction)
+    _check_unique(predictions.index, "predictions")
+    _check_unique(ground_truth.index, "ground truth")
+    rated = ground_truth.dropna()
+    valued = predictions.dropna()
+    infinite = sorted(map(str, valued.index[np.isinf(valued.to_numpy(dtype="float64"))]))
+    if infinite:
+        # NaN means "no value"; an infinity is a bug upstream, not a value to correlate.
+        raise ValueError(f"infinite predictions for speakers: {', '.join(infinite)}")
+    n_no_value = int((~rated.index.isin(valued.index)).sum())
+    used = rated.index.intersection(valued.index)
+    if speakers is not None:
+        used = used.intersection(pd.Index(list(speakers), dtype=object))
+    used = used.sort_values()
+    x = valued.loc[used].to_numpy(dtype="float64")
+    y = rated.loc[used].to_numpy(dtype="float64")
+
+    reason = ""
+    if len(used) < MIN_SPEAKERS:
+        reason = f"{len(used)} speaker(s) to correlate, at least {MIN_SPEAKERS} are needed"
+    elif np.ptp(x) == 0:
+        reason = "the prediction is constant over the speakers correlated"
+    elif np.ptp(y) == 0:
+        reason = "the ground truth is constant over the speakers correlated"
+    if reason:
+        return Correlation(
+            len(used), n_no_value, **dict.fromkeys(_STATISTICS, np.nan), reason=reason
+        )
+
+    r = float(np.corrcoef(x, y)[0, 1])
+    rho, rho_p = stats.spearmanr(x, y)
+    ci_low, ci_high = bootstrap_pearson_ci(x, y, n_boot=n_boot, seed=seed)
+    aligned = sorted((direction * ci_low, direction * ci_high))
+    return Correlation(
+        n=len(used),
+        n_no_value=n_no_value,
+        pearson_r=r,
+        pearson_p=float(stats.pearsonr(x, y).pvalue),
+        spearman_rho=float(rho),
+        spearman_p=float(rho_p),
+        ci_low=ci_low,
+        ci_high=ci_high,
+        aligned_r=direction * r,
+        aligned_ci_low=aligned[0],
+        aligned_ci_high=aligned[1],
+        reason="",
+    )
+
+
+def _wide_values(speakers_long: pd.DataFrame) -> pd.DataFrame:
+    """Pivot the long speakers table to speaker × metric, refusing duplicate rows."""
+    duplicated = speakers_long.duplicated(["speaker_id", "metric"])
+    if duplicated.any():
+        pairs = speakers_long.loc[duplicated, ["speaker_id", "metric"]].drop_duplicates()
+        shown = ", ".join(f"{s}/{m}" for s, m in pairs.itertuples(index=False))
+        raise ValueError(f"speakers table has more than one value for speaker/metric: {shown}")
+    return speakers_long.pivot(index="speaker_id", columns="metric", values="value").astype(
+        "float64"
+    )
+
+
+def analysis_speakers(
+    speakers_long: pd.DataFrame,
+    ground_truth: pd.Series,
+    allowlist: Collection[str] = DEFAULT_ALLOWLIST,
+) -> dict[str, list[str]]:
+    """The sorted speakers each metric is correlated on (PathBench's common-set rule).
+
+    Allowlisted metrics (matched by :func:`base_metric`) get every rated speaker they have a
+    value for; all others share the common set. A metric with no value for any rated speaker
+    does not constrain the common set: it failed as a whole (e.g. unsupported language), and
+    PathBench, which never sees such a metric, would not let it empty the set for the rest.
+    """
+    return _speaker_sets(_wide_values(speakers_long), ground_truth, allowlist)
+
+
+def _speaker_sets(
+    values: pd.DataFrame, ground_truth: pd.Series, allowlist: Collection[str]
+) -> dict[str, list[str]]:
+    """:func:`analysis_speakers` on the speaker × metric table."""
+    rated = ground_truth.dropna().index
+    has_value = values.reindex(rated.sort_values()).notna()
+    allowed = {base_metric(name) for name in allowlist}
+    partial = {m for m in has_value.columns if base_metric(m) in allowed}
+    constraining = [m for m in has_value.columns if m not in partial and has_value[m].any()]
+    common = has_value[constraining].all(axis=1)
+    sets = {}
+    for metric in has_value.columns:
+        usable = has_value[metric] if metric in partial else has_value[metric] & common
+        sets[metric] = has_value.index[usable].tolist()
+    return sets
+
+
+def _metadata_by_metric(metadata: pd.DataFrame, metrics: Collection[str]) -> pd.DataFrame:
+    """Metadata of ``metrics`` indexed by metric, checked for presence and valid values.
+
+    Only these metrics are checked: the metadata may describe every registered measure,
+    including ones this dataset did not run.
+    """
+    _check_unique(pd.Index(metadata["metric"]), "metrics metadata")
+    table = metadata.set_index("metric")
+    missing = sorted(set(metrics) - set(table.index))
+    if missing:
+        raise ValueError(f"metrics metadata has no entry for: {', '.join(missing)}")
+    table = table.loc[sorted(metrics)]
+    bad_category = sorted(set(table["category"]) - set(CATEGORIES))
+    if bad_category:
+        raise ValueError(f"unknown metric categories {bad_category}; known: {list(CATEGORIES)}")
+    for direction in table["direction"]:
+        _check_direction(direction)
+    return table
+
+
+def correlate_metrics(
+    speakers_long: pd.DataFrame,
+    ground_truth: pd.Series,
+    metadata: pd.DataFrame,
+    allowlist: Collection[str] = DEFAULT_ALLOWLIST,
+    n_boot: int = N_BOOT,
+    seed: int = DEFAULT_SEED,
+) -> pd.DataFrame:
+    """One :class:`Correlation` row per metric of ``speakers_long``, sorted by metric.
+
+    ``speakers_long`` has columns ``speaker_id``, ``metric``, ``value``; ``metadata`` has
+    ``metric``, ``direction`` (+1/-1) and ``category``. Columns of the result are
+    ``CORRELATION_COLUMNS``.
+    """
+    values = _wide_values(speakers_long)
+    speaker_sets = _speaker_sets(values, ground_truth, allowlist)
+    meta = _metadata_by_metric(metadata, speaker_sets)
+    rows = []
+    for metric in sorted(speaker_sets):
+        direction = int(meta.at[metric, "direction"])
+        result = correlate_predictions(
+            values[metric],
+            ground_truth,
+            direction,
+            speakers=speaker_sets[metric],
+            n_boot=n_boot,
+            seed=seed,
+        )
+        rows.append(
+            {
+                "metric": metric,
+                "category": meta.at[metric, "category"],
+                "direction": direction,
+                **asdict(result),
+            }
+        )
+    return pd.DataFrame(rows, columns=list(CORRELATION_COLUMNS)).astype(
+        {"direction": "int64", "n": "int64", "n_no_value": "int64"}
+    )
+
+
+def write_correlations(table: pd.DataFrame, path: str | Path, settings: object = None) -> None:
+    """Write a :func:`correlate_metrics` table as Parquet with ``CORRELATION_SCHEMA``."""
+    write_parquet(table, path, CORRELATION_SCHEMA, sort_by=["metric"], settings=settings)

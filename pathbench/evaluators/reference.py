@@ -1,0 +1,221 @@
+"""Reference-audio measures: the test utterance against healthy speakers saying the same text.
+
+Many test utterances share the same references (same text, same gender), so features of each
+reference recording, and P-ESTOI templates of each reference set, are cached for the lifetime
+of the evaluator, which is one workflow job: each reference is decoded at most once per job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pathbench.audio import load_shared
+from pathbench.evaluator import (
+    Item,
+    ReferenceAudioEvaluator,
+    ReferenceTxtAndAudioEvaluator,
+    Score,
+    Trimmer,
+    guarded,
+    trimmed_audio,
+)
+from pathbench.measures import nad, pestoi
+from pathbench.references import ReferenceAudio
+from pathbench.status import NO_REFERENCE, NoScore
+
+FeatureFn = Callable[[np.ndarray], np.ndarray]
+
+
+class _FeatureCache:
+    """Features per (recording, trimmed?) key; unusable recordings are remembered as None."""
+
+    def __init__(self, compute: FeatureFn) -> None:
+        self._compute = compute
+        self._cache: dict[tuple, np.ndarray | None] = {}
+
+    def get(self, key: tuple, audio: Callable[[], np.ndarray]) -> np.ndarray | None:
+        if key not in self._cache:
+            try:
+                self._cache[key] = self._compute(audio())
+            except NoScore:
+                self._cache[key] = None
+        return self._cache[key]
+
+
+def _require(references: Sequence[ReferenceAudio]) -> None:
+    if not references:
+        raise NoScore(NO_REFERENCE, "no reference recording of the same text")
+
+
+class PEstoiEvaluator(ReferenceAudioEvaluator):
+    """P-ESTOI (PathBench): ESTOI against a DTW-averaged template of the references."""
+
+    name = "p_estoi"
+    unit = "0-1"
+    pathbench_compatible = True
+    _compare: Callable[[np.ndarray, np.ndarray], float] = staticmethod(pestoi.p_estoi)
+
+    def __init__(self) -> None:
+        self._features = _FeatureCache(pestoi.pestoi_features)
+        self._templates: dict[tuple, np.ndarray] = {}
+
+    def _template(self, keys: tuple, audios: Callable[[tuple], np.ndarray]) -> np.ndarray:
+        if keys not in self._templates:
+            features = [self._features.get(k, lambda k=k: audios(k)) for k in keys]
+            self._templates[keys] = pestoi.pestoi_template([f for f in features if f is not None])
+        return self._templates[keys]
+
+    def _score_with(self, test: np.ndarray, keys: tuple, audios: Callable) -> float:
+        template = self._template(keys, audios)
+        return self._compare(pestoi.pestoi_features(test), template)
+
+    def score(self, utt_id, audio_path, start, end, reference_audios) -> Score:
+        def compute() -> float:
+            _require(reference_audios)
+            keys = tuple((ref, False) for ref in reference_audios)
+            return self._score_with(
+                load_shared(audio_path, start, end), keys, lambda key: load_shared(*key[0])
+            )
+
+        return guarded(compute)
+
+
+class PStoiEvaluator(PEstoiEvaluator):
+    """P-STOI: the STOI flavour of the same comparison (reported beside P-ESTOI)."""
+
+    name = "p_stoi"
+    _compare = staticmethod(pestoi.p_stoi)
+
+
+class NADEvaluator(ReferenceAudioEvaluator):
+    """Normalised alignment distance to the references (lower = closer to healthy speech)."""
+
+    name = "nad"
+    direction = -1
+    unit = "distance"
+
+    def __init__(self, features: str = "mfcc", model_dir: str | None = None) -> None:
+        self._extract: FeatureFn = lambda audio: nad.nad_features(
+            audio, kind=features, model_dir=model_dir
+        )
+        self._features = _FeatureCache(self._extract)
+
+    def _distance(self, test: np.ndarray, keys: Sequence[tuple], audios: Callable) -> float:
+        references = [self._features.get(k, lambda k=k: audios(k)) for k in keys]
+        usable = [f for f in references if f is not None]
+        if not usable:
+            raise NoScore(NO_REFERENCE, "no reference long enough for NAD")
+        return nad.nad(self._extract(test), usable)
+
+    def score(self, utt_id, audio_path, start, end, reference_audios) -> Score:
+        def compute() -> float:
+            _require(reference_audios)
+            keys = [(ref, False) for ref in reference_audios]
+            return self._distance(
+                load_shared(audio_path, start, end), keys, lambda key: load_shared(*key[0])
+            )
+
+        return guarded(compute)
+
+
+def _reference_items(
+    references: Sequence[ReferenceAudio], transcription: str, language: str
+) -> list[Item]:
+    """References as items, so the trimmer sees them like any utterance of the same text."""
+    return [
+        Item(Path(path).stem, path, start, end, transcription, language)
+        for path, start, end in references
+    ]
+
+
+class PEstoiTrimmedEvaluator(ReferenceTxtAndAudioEvaluator):
+    """``p_estoi_fa``: P-ESTOI on FA-trimmed test and references.
+
+    A reference whose trim failed is dropped; a test whose trim failed scores 0.0 with status
+    ``trim_failed`` (PathBench's convention for an utterance it could not trim).
+    """
+
+    name = "p_estoi_fa"
+    unit = "0-1"
+    variant = "fa"
+    pathbench_compatible = True
+    context_options = ("trimmer",)
+
+    def __init__(self, trimmer: Trimmer) -> None:
+        self.trimmer = trimmer
+        self._plain = PEstoiEvaluator()
+
+    def score(
+        self, utt_id, audio_path, start, end, transcription, language, reference_audios
+    ) -> Score:
+        test, ok = trimmed_audio(
+            self.trimmer, Item(utt_id, audio_path, start, end, transcription, language)
+        )
+        if not ok:
+            return Score(0.0, "trim_failed", "the test utterance has no forced-alignment trim")
+        trims = {
+            ref.audio_path + f"@{ref.start}-{ref.end}": trimmed_audio(self.trimmer, ref)
+            for ref in _reference_items(reference_audios, transcription, language)
+        }
+        keys = tuple((name, True) for name, (_audio, good) in trims.items() if good)
+        dropped = len(trims) - len(keys)
+
+        def compute() -> float:
+            _require(keys)
+            return self._plain._score_with(test, keys, lambda key: trims[key[0]][0])
+
+        result = guarded(compute)
+        note = f"{dropped} reference(s) dropped: trim failed" if dropped else ""
+        return Score(result.value, result.status, "; ".join(m for m in (result.message, note) if m))
+
+
+class TrimmedNADEvaluator(ReferenceTxtAndAudioEvaluator):
+    """``nad_fa``: NAD on trimmed audio, with a group-consistent fallback.
+
+    DTW compares durations implicitly, so trimming the test but not a reference (or the
+    reverse) would bias the distance. If the test or any reference lacks a good trim, the whole
+    group (test and every reference) is scored untrimmed, and the message says so.
+    """
+
+    name = "nad_fa"
+    direction = -1
+    unit = "distance"
+    variant = "fa"
+    context_options = ("trimmer",)
+
+    def __init__(
+        self, trimmer: Trimmer, features: str = "mfcc", model_dir: str | None = None
+    ) -> None:
+        self.trimmer = trimmer
+        self._plain = NADEvaluator(features=features, model_dir=model_dir)
+
+    def score(
+        self, utt_id, audio_path, start, end, transcription, language, reference_audios
+    ) -> Score:
+        members = [
+            Item(utt_id, audio_path, start, end, transcription, language),
+            *_reference_items(reference_audios, transcription, language),
+        ]
+        trims = [trimmed_audio(self.trimmer, member) for member in members]
+        grouped = all(good for _audio, good in trims)
+        audios = (
+            [audio for audio, _good in trims]
+            if grouped
+            else [load_shared(m.audio_path, m.start, m.end) for m in members]
+        )
+        keys = [((m.audio_path, m.start, m.end), grouped) for m in members[1:]]
+        lookup = dict(zip(keys, audios[1:], strict=True))
+
+        def compute() -> float:
+            _require(reference_audios)
+            return self._plain._distance(audios[0], keys, lookup.__getitem__)
+
+        result = guarded(compute)
+        if grouped:
+            return result
+        failed = [m.utt_id for m, (_a, good) in zip(members, trims, strict=True) if not good]
+        note = f"group fallback to untrimmed audio (no good trim for {', '.join(failed)})"
+        return Score(result.value, result.status, "; ".join(x for x in (result.message, note) if x))

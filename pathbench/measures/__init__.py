@@ -1,0 +1,1 @@
+"""Intelligibility measures: per-signal (cacheable) feature steps and comparison steps."""

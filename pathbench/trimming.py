@@ -1,0 +1,111 @@
+"""The FA-trim stage and the trimmer that replays its stored boundaries.
+
+Alignment is the expensive part of trimming, so the workflow aligns each utterance once
+(rule ``fa_trim``) and stores boundaries, not audio; every trimmed evaluator variant then cuts
+the audio with :class:`StoredTrimmer`, which honours the same :class:`~pathbench.evaluator.
+Trimmer` interface as :class:`~pathbench.vad.FATrimmer`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from pathbench import SAMPLE_RATE
+from pathbench.audio import cut, load_shared
+from pathbench.io import read_parquet, write_parquet
+from pathbench.manifest import load_manifest
+from pathbench.vad import FATrimmer, TrimRecord, TrimResult
+
+TRIM_SCHEMA = pa.schema(
+    [
+        ("utt_id", pa.string()),
+        ("backend", pa.string()),
+        ("status", pa.string()),
+        ("trim_start_s", pa.float64()),
+        ("trim_end_s", pa.float64()),
+        ("n_words_aligned", pa.int32()),
+        ("message", pa.string()),
+    ]
+)
+
+
+def trim_shard(
+    manifest_path: str | Path,
+    shard: int | None,
+    output_path: str | Path,
+    settings: Mapping[str, Any],
+) -> pd.DataFrame:
+    """Find the speech span of every utterance of a shard (``None``: the whole manifest)."""
+    trimmer = FATrimmer.from_config(settings)
+    rows = []
+    for row in load_manifest(manifest_path, shard).itertuples(index=False):
+        record = trimmer.trim(
+            row.audio_path, row.text_clean, row.language, row.start, row.end
+        ).record
+        rows.append({"utt_id": row.utt_id, **_record_columns(record)})
+    frame = pd.DataFrame(rows, columns=TRIM_SCHEMA.names)
+    write_parquet(frame, output_path, TRIM_SCHEMA, ["utt_id"], dict(settings))
+    return frame
+
+
+def _record_columns(record: TrimRecord) -> dict[str, Any]:
+    return {
+        "backend": record.backend,
+        "status": record.status,
+        "trim_start_s": record.trim_start_s,
+        "trim_end_s": record.trim_end_s,
+        "n_words_aligned": record.n_words_aligned,
+        "message": record.message,
+    }
+
+
+class StoredTrimmer:
+    """Replays boundaries from ``fa_trim`` tables for the utterances of given manifests.
+
+    Utterances are identified by (audio path, start, end), which is what the trimmer interface
+    receives; test and reference datasets can share one instance.
+    """
+
+    def __init__(self, manifests: Iterable[pd.DataFrame], trims: Iterable[pd.DataFrame]) -> None:
+        manifest = pd.concat(list(manifests), ignore_index=True)
+        table = pd.concat(list(trims), ignore_index=True)
+        joined = manifest.merge(table, on="utt_id", how="inner", validate="one_to_one")
+        self._records = {
+            (row.audio_path, float(row.start), float(row.end)): TrimRecord(
+                row.backend,
+                row.status,
+                row.trim_start_s,
+                row.trim_end_s,
+                int(row.n_words_aligned),
+                row.message,
+            )
+            for row in joined.itertuples(index=False)
+        }
+
+    @classmethod
+    def from_files(
+        cls, manifest_paths: Iterable[str | Path], trim_paths: Iterable[str | Path]
+    ) -> StoredTrimmer:
+        return cls(
+            [load_manifest(p) for p in manifest_paths], [read_parquet(p) for p in trim_paths]
+        )
+
+    def trim(
+        self,
+        audio_path: str,
+        transcription: str,
+        language: str,
+        start_time: float,
+        end_time: float,
+    ) -> TrimResult:
+        key = (audio_path, float(start_time), float(end_time))
+        record = self._records.get(key)
+        if record is None:
+            raise KeyError(f"no stored trim boundaries for {audio_path} [{start_time}, {end_time}]")
+        audio = load_shared(audio_path, start_time, end_time)
+        return TrimResult(cut(audio, record.trim_start_s, record.trim_end_s), SAMPLE_RATE, record)

@@ -1,0 +1,389 @@
+"""Trimming the non-speech before and after an utterance.
+
+Why: corpora of pathological speech are recorded with very different amounts of silence and
+noise around each utterance, and measures such as speech rate, pause and voice-quality features
+count it as part of the utterance. The workflow therefore finds where speech starts and ends,
+stores those boundaries once per utterance, and every measure reads the same trimmed span.
+
+Backends (``backend`` in the configuration):
+
+- ``pocketsphinx``: forced alignment of the transcription with PocketSphinx's US English model
+  (:mod:`pathbench.sphinx`); speech runs from the first to the last aligned word. English only.
+- ``energy``: frame energy against thresholds set per utterance, relative to its loudest
+  frames and to its background noise (:func:`energy_speech_span`); works for every language
+  and needs no transcription.
+- ``wav2vec2``: CTC forced alignment with a local wav2vec2 model directory (optional; needs
+  torch and transformers, never touches the network).
+- ``none``: no trimming.
+- ``auto`` (default): ``pocketsphinx`` for English, ``energy`` for every other language.
+
+Both boundaries are widened by ``margin_s`` (default 0.05 s) and clipped to the audio, so an
+onset the detector places a frame late is not cut off.
+
+Statuses recorded per utterance (:class:`TrimRecord`):
+
+- ``aligned``: trimmed at forced-alignment boundaries.
+- ``energy``: trimmed at energy boundaries.
+- ``untrimmed``: backend ``none``.
+- ``segment_untrimmed``: the utterance has an explicit segment (Kaldi ``segments``); someone
+  already cut it, and trimming inside a cut could only remove speech.
+- ``oov_fallback``: the transcription has words the aligner cannot pronounce; untrimmed.
+- ``failed_fallback``: the backend found no speech, the alignment failed or was implausible
+  (see ``min_frame_score``), or the language is not supported by the chosen backend; untrimmed.
+
+Both fallbacks keep the whole (plainly loaded) utterance and say why in ``message``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pathbench import SAMPLE_RATE
+from pathbench.audio import cut, load_audio
+from pathbench.sphinx import (
+    NATS_PER_UNIT,
+    AlignmentError,
+    SphinxModels,
+    align_words,
+    check_vocabulary,
+    dictionary_words,
+    frames_to_span,
+    is_english,
+    is_filler,
+    to_pcm16,
+)
+from pathbench.status import NoScore
+
+AUTO, POCKETSPHINX, ENERGY, NONE, WAV2VEC2 = "auto", "pocketsphinx", "energy", "none", "wav2vec2"
+BACKENDS = (AUTO, POCKETSPHINX, ENERGY, NONE, WAV2VEC2)
+
+ALIGNED = "aligned"
+ENERGY_TRIMMED = "energy"
+UNTRIMMED = "untrimmed"
+SEGMENT_UNTRIMMED = "segment_untrimmed"
+OOV_FALLBACK = "oov_fallback"
+FAILED_FALLBACK = "failed_fallback"
+
+
+@dataclass(frozen=True)
+class TrimRecord:
+    """What trimming did to one utterance; times in seconds from the utterance's first sample."""
+
+    backend: str
+    status: str
+    trim_start_s: float
+    trim_end_s: float
+    n_words_aligned: int = 0
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class TrimResult:
+    """Trimmed audio at ``fs`` and its record; ``audio`` is None only for an empty recording."""
+
+    audio: np.ndarray | None
+    fs: int
+    record: TrimRecord
+
+
+@dataclass(frozen=True)
+class EnergySettings:
+    """Settings of the energy detector; the defaults are explained in :func:`energy_speech_span`."""
+
+    frame_s: float = 0.025
+    hop_s: float = 0.010
+    n_bands: int = 8
+    low_hz: float = 100.0
+    high_hz: float = 8000.0
+    floor_percentile: float = 10.0
+    snr_margin_db: float = 6.0
+    peak_percentile: float = 95.0
+    dynamic_range_db: float = 35.0
+    min_speech_s: float = 0.06
+    hangover_s: float = 0.2
+
+
+def band_levels_db(
+    audio: np.ndarray, settings: EnergySettings, sample_rate: int = SAMPLE_RATE
+) -> np.ndarray:
+    """Level in dB of every full frame (rows) in log-spaced bands (columns), Hann-windowed."""
+    frame = int(round(settings.frame_s * sample_rate))
+    hop = int(round(settings.hop_s * sample_rate))
+    if len(audio) < frame:
+        return np.empty((0, settings.n_bands))
+    frames = np.lib.stride_tricks.sliding_window_view(audio, frame)[::hop] * np.hanning(frame)
+    n_fft = 1 << (frame - 1).bit_length()
+    power = np.abs(np.fft.rfft(frames, n_fft, axis=1)) ** 2
+    freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
+    high = min(settings.high_hz, sample_rate / 2)
+    edges = np.geomspace(settings.low_hz, high, settings.n_bands + 1)
+    edges[-1] = np.nextafter(high, np.inf)  # keep the Nyquist bin in the top band
+    bands = [power[:, (freqs >= lo) & (freqs < hi)].sum(axis=1) for lo, hi in zip(edges, edges[1:])]
+    return 10.0 * np.log10(np.stack(bands, axis=1) + 1e-20)
+
+
+def energy_speech_span(
+    audio: np.ndarray, settings: EnergySettings = EnergySettings(), sample_rate: int = SAMPLE_RATE
+) -> tuple[float, float] | None:
+    """First and last second of speech by frame energy, or None when no frame qualifies.
+
+    A frame is speech when both hold:
+
+    - Its total level (all bands) is within ``dynamic_range_db`` (35 dB) of the
+      ``peak_percentile`` (95th) frame level: a percentile rather than the maximum, so one click
+      does not set the scale; 35 dB keeps weak fricatives and the decay of the last vowel. This
+      alone decides in clean recordings, where everything else is near digital silence.
+    - Its level exceeds the background noise by ``snr_margin_db`` (6 dB) on average over
+      ``n_bands`` log-spaced bands between ``low_hz`` and ``high_hz``, each band's noise being
+      its ``floor_percentile`` (10th) level, i.e. the noise whenever a tenth of the utterance
+      is non-speech. Per band, because background noise is rarely white: with room rumble or
+      hum a single broadband threshold either sits under the noise (everything is speech) or
+      above the weak consonants. Measured on espeak-ng speech padded with white, pink and brown
+      noise at 20 dB SNR, both boundaries were within 100 ms in every case.
+
+    Speech runs separated by less than ``hangover_s`` are joined (pauses between words are not
+    edges); joined runs shorter than ``min_speech_s`` are dropped (clicks, breaths). Only the
+    first and last remaining runs matter. Deterministic: no randomness, no state.
+    """
+    levels = band_levels_db(audio, settings, sample_rate)
+    if levels.shape[0] == 0:
+        return None
+    total = 10.0 * np.log10(np.sum(10.0 ** (levels / 10.0), axis=1))
+    loud = total > np.percentile(total, settings.peak_percentile) - settings.dynamic_range_db
+    floor = np.percentile(levels, settings.floor_percentile, axis=0)
+    above_noise = np.maximum(levels - floor, 0.0).mean(axis=1) > settings.snr_margin_db
+    runs = _speech_runs(loud & above_noise, settings.hangover_s / settings.hop_s)
+    min_frames = settings.min_speech_s / settings.hop_s
+    kept = [(first, last) for first, last in runs if last - first + 1 >= min_frames]
+    if not kept:
+        return None
+    hop = int(round(settings.hop_s * sample_rate))
+    frame = int(round(settings.frame_s * sample_rate))
+    start = kept[0][0] * hop / sample_rate
+    end = (kept[-1][1] * hop + frame) / sample_rate
+    return start, min(end, len(audio) / sample_rate)
+
+
+def _speech_runs(active: np.ndarray, max_gap_frames: float) -> list[tuple[int, int]]:
+    """Runs of active frames as (first, last) indices, joining runs with short gaps between."""
+    edges = np.diff(np.concatenate([[0], active.astype(np.int8), [0]]))
+    starts = np.flatnonzero(edges == 1)
+    ends = np.flatnonzero(edges == -1) - 1
+    runs: list[tuple[int, int]] = []
+    for first, last in zip(starts.tolist(), ends.tolist(), strict=True):
+        if runs and first - runs[-1][1] - 1 < max_gap_frames:
+            runs[-1] = (runs[-1][0], last)
+        else:
+            runs.append((first, last))
+    return runs
+
+
+def ctc_forced_span(log_probs: np.ndarray, tokens: list[int], blank: int) -> tuple[int, int]:
+    """First and last frame (inclusive) emitting a token in the best CTC alignment of ``tokens``.
+
+    Viterbi over the usual CTC topology (blank, t1, blank, t2, ..., tN, blank): each frame
+    stays in its state, moves to the next, or skips a blank between two different tokens.
+    ``log_probs`` is frames x vocabulary. Raises ValueError when ``tokens`` cannot fit.
+    """
+    if not tokens:
+        raise ValueError("no tokens to align")
+    n_frames = log_probs.shape[0]
+    labels = np.full(2 * len(tokens) + 1, blank)
+    labels[1::2] = tokens
+    n_states = len(labels)
+    skip = np.zeros(n_states, dtype=bool)
+    skip[3::2] = labels[3::2] != labels[1:-2:2]
+    score = np.full(n_states, -np.inf)
+    score[:2] = log_probs[0, labels[:2]]
+    back = np.zeros((n_frames, n_states), dtype=np.int64)
+    states = np.arange(n_states)
+    for t in range(1, n_frames):
+        stay = score
+        step = np.concatenate([[-np.inf], score[:-1]])
+        jump = np.where(skip, np.concatenate([[-np.inf, -np.inf], score[:-2]]), -np.inf)
+        options = np.stack([stay, step, jump])
+        best = np.argmax(options, axis=0)
+        score = options[best, states] + log_probs[t, labels]
+        back[t] = states - best
+    last_state = n_states - 1 if score[-1] >= score[-2] else n_states - 2
+    if not np.isfinite(score[last_state]):
+        raise ValueError(f"{len(tokens)} tokens do not fit in {n_frames} frames")
+    path = np.empty(n_frames, dtype=np.int64)
+    path[-1] = last_state
+    for t in range(n_frames - 1, 0, -1):
+        path[t - 1] = back[t, path[t]]
+    emitting = np.flatnonzero(path % 2 == 1)
+    return int(emitting[0]), int(emitting[-1])
+
+
+class Wav2Vec2Aligner:
+    """CTC forced alignment with a wav2vec2 model from a local directory (optional backend).
+
+    torch and transformers are imported here, not at module import, so the rest of the
+    package works without them; ``local_files_only`` forbids any download.
+    """
+
+    def __init__(self, model_dir: str | Path) -> None:
+        directory = Path(model_dir)
+        if not directory.is_dir():
+            raise FileNotFoundError(f"wav2vec2 model directory not found: {directory}")
+        try:
+            self._torch = importlib.import_module("torch")
+            transformers = importlib.import_module("transformers")
+        except ImportError as error:
+            raise ImportError(
+                "the wav2vec2 trimming backend needs torch and transformers installed "
+                f"({error}); choose backend auto, pocketsphinx or energy otherwise"
+            ) from error
+        self.processor = transformers.AutoProcessor.from_pretrained(
+            directory, local_files_only=True
+        )
+        self.model = transformers.AutoModelForCTC.from_pretrained(directory, local_files_only=True)
+        self.model.eval()
+
+    def speech_span(self, audio: np.ndarray, transcription: str) -> tuple[float, float]:
+        """Seconds from the first to the last emitted token of the aligned transcription.
+
+        Raises NoScore("oov") for characters the model's vocabulary lacks and ValueError when
+        the alignment is impossible.
+        """
+        tokenizer = self.processor.tokenizer
+        tokens = tokenizer(transcription).input_ids
+        if tokenizer.unk_token_id in tokens:
+            raise NoScore("oov", "characters outside the wav2vec2 vocabulary")
+        inputs = self.processor(audio, sampling_rate=SAMPLE_RATE, return_tensors="pt")
+        with self._torch.no_grad():
+            logits = self.model(inputs.input_values).logits[0]
+        log_probs = self._torch.log_softmax(logits, dim=-1).numpy()
+        first, last = ctc_forced_span(log_probs, tokens, tokenizer.pad_token_id)
+        seconds_per_frame = len(audio) / SAMPLE_RATE / log_probs.shape[0]
+        return first * seconds_per_frame, (last + 1) * seconds_per_frame
+
+
+@dataclass
+class FATrimmer:
+    """Finds and cuts the speech span of utterances; holds its models for the whole job.
+
+    ``min_frame_score`` (nats per frame, None to disable) rejects implausible PocketSphinx
+    alignments. Forced alignment with wide beams aligns even a wrong transcription, so the
+    trimmer checks the mean acoustic score per frame of the aligned words, relative to the best
+    state still in the search. Measured: read speech (pocketsphinx-testdata) -1.0 to -1.5,
+    synthetic speech at 10 dB SNR or better down to -3.2, the same audio with another
+    sentence's transcription -3.7 to -8.9; hence -3.5.
+    """
+
+    backend: str = AUTO
+    margin_s: float = 0.05
+    min_frame_score: float | None = -3.5
+    energy: EnergySettings = field(default_factory=EnergySettings)
+    wav2vec2_model_dir: str | None = None
+    models: SphinxModels = field(default_factory=SphinxModels)
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"unknown trimming backend {self.backend!r}; one of {BACKENDS}")
+        self._wav2vec2: Wav2Vec2Aligner | None = None
+        if self.backend == WAV2VEC2:
+            if self.wav2vec2_model_dir is None:
+                raise ValueError("backend wav2vec2 needs wav2vec2_model_dir")
+            self._wav2vec2 = Wav2Vec2Aligner(self.wav2vec2_model_dir)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> FATrimmer:
+        """Build from the workflow's ``trimming`` section (keys as the constructor's names)."""
+        settings = dict(config)
+        energy = settings.pop("energy", {})
+        known = {f.name for f in fields(EnergySettings)}
+        unknown = set(energy) - known
+        if unknown:
+            raise ValueError(f"unknown energy settings: {sorted(unknown)}")
+        return cls(energy=EnergySettings(**energy), **settings)
+
+    def backend_for(self, language: str) -> str:
+        """The backend used for utterances in ``language`` (resolves ``auto``)."""
+        if self.backend == AUTO:
+            return POCKETSPHINX if is_english(language) else ENERGY
+        return self.backend
+
+    def trim(
+        self,
+        audio_path: str | Path,
+        transcription: str,
+        language: str,
+        start_time: float = 0.0,
+        end_time: float = -1.0,
+    ) -> TrimResult:
+        """Load one utterance and cut it to its speech span (or fall back, see the module doc)."""
+        audio = load_audio(audio_path, start_time, end_time)
+        duration = len(audio) / SAMPLE_RATE
+        if start_time > 0 or end_time > 0:
+            record = TrimRecord(
+                self.backend_for(language),
+                SEGMENT_UNTRIMMED,
+                0.0,
+                duration,
+                message=f"explicit segment {start_time:.3f}-{end_time:.3f} s is kept whole",
+            )
+        else:
+            record = self.find_speech(audio, transcription, language)
+        if len(audio) == 0:
+            return TrimResult(None, SAMPLE_RATE, record)
+        return TrimResult(cut(audio, record.trim_start_s, record.trim_end_s), SAMPLE_RATE, record)
+
+    def find_speech(self, audio: np.ndarray, transcription: str, language: str) -> TrimRecord:
+        """Speech boundaries of already-loaded audio (at :data:`pathbench.SAMPLE_RATE`)."""
+        backend = self.backend_for(language)
+        duration = len(audio) / SAMPLE_RATE
+
+        def fallback(status: str, message: str) -> TrimRecord:
+            return TrimRecord(backend, status, 0.0, duration, message=message)
+
+        if len(audio) == 0:
+            return fallback(FAILED_FALLBACK, "empty audio")
+        if backend == NONE:
+            return TrimRecord(backend, UNTRIMMED, 0.0, duration)
+        n_words = 0
+        try:
+            if backend == ENERGY:
+                span = energy_speech_span(audio, self.energy)
+                if span is None:
+                    return fallback(FAILED_FALLBACK, "no frame above the energy threshold")
+                status = ENERGY_TRIMMED
+            elif not is_english(language) and backend == POCKETSPHINX:
+                return fallback(FAILED_FALLBACK, f"pocketsphinx has no model for {language!r}")
+            else:
+                if not transcription.strip():
+                    return fallback(FAILED_FALLBACK, "empty transcription")
+                if self._wav2vec2 is not None:
+                    span = self._wav2vec2.speech_span(audio, transcription)
+                else:
+                    span, n_words = self._sphinx_span(audio, transcription)
+                status = ALIGNED
+        except NoScore as error:
+            return fallback(OOV_FALLBACK, error.reason)
+        except (AlignmentError, ValueError) as error:
+            return fallback(FAILED_FALLBACK, str(error))
+        start = max(0.0, span[0] - self.margin_s)
+        end = min(duration, span[1] + self.margin_s)
+        return TrimRecord(backend, status, start, end, n_words)
+
+    def _sphinx_span(self, audio: np.ndarray, transcription: str) -> tuple[tuple[float, float], int]:
+        """Speech span from a PocketSphinx word alignment, and the number of words aligned."""
+        decoder = self.models.aligner
+        words = dictionary_words(transcription)
+        check_vocabulary(decoder, words)
+        segments = align_words(decoder, to_pcm16(audio), words)
+        speech = [seg for seg in segments if not is_filler(seg.word)]
+        per_frame = NATS_PER_UNIT * sum(s.score for s in speech) / sum(s.n_frames for s in speech)
+        if self.min_frame_score is not None and per_frame < self.min_frame_score:
+            raise AlignmentError(
+                f"implausible alignment: {per_frame:.2f} nats/frame is below "
+                f"{self.min_frame_score} (transcription probably does not match the audio)"
+            )
+        return frames_to_span(speech[0].start_frame, speech[-1].end_frame), len(words)

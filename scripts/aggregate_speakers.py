@@ -1,0 +1,13 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from pathbench.aggregate import aggregate_speakers
+
+aggregate_speakers(
+    snakemake.input.manifest,
+    snakemake.input.utterances,
+    snakemake.input.speakers,
+    snakemake.output.table,
+    snakemake.output.report,
+)

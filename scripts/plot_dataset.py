@@ -1,0 +1,14 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from pathbench.analysis import plot_dataset
+
+plot_dataset(
+    snakemake.wildcards.dataset,
+    snakemake.input.speakers,
+    snakemake.input.correlations,
+    snakemake.output.scatters,
+    snakemake.output.bars,
+    allowlist=snakemake.params.allowlist,
+)

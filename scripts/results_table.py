@@ -1,0 +1,12 @@
+import sys
+from pathlib import Path
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from pathbench.analysis import make_results_table
+
+make_results_table(
+    dict(zip(snakemake.params.datasets, snakemake.input, strict=True)),
+    Path(snakemake.output.csv).parent,
+    snakemake.output.heatmap,
+)

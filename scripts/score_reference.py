@@ -1,0 +1,16 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from pathbench.scoring import score_references
+
+score_references(
+    snakemake.input.manifest,
+    snakemake.input.reference[0] if snakemake.input.reference else None,
+    int(snakemake.wildcards.shard),
+    snakemake.wildcards.evaluator,
+    snakemake.wildcards.reftype,
+    snakemake.output[0],
+    options=snakemake.params.options,
+    trim_paths=list(snakemake.input.trims),
+)

@@ -1,0 +1,331 @@
+"""Speaker-level correlations: numbers against scipy, the speaker-set rules, the readers."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from pathbench.correlation import (
+    CORRELATION_COLUMNS,
+    analysis_speakers,
+    base_metric,
+    bootstrap_pearson_ci,
+    correlate_metrics,
+    correlate_predictions,
+    read_predictions_csv,
+    read_spk2score,
+    write_correlations,
+)
+from pathbench.io import read_parquet
+
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+
+SPEAKERS = [f"S{i:02d}" for i in range(1, 11)]
+TRUTH = pd.Series(
+    [12.0, 35.0, 48.0, 20.0, 77.0, 90.0, 64.0, 5.0, 55.0, 83.0], index=SPEAKERS, dtype="float64"
+)
+NOISY = pd.Series(
+    [1.1, 2.9, 4.4, 2.5, 6.1, 8.8, 5.0, 0.7, 5.9, 7.2], index=SPEAKERS, dtype="float64"
+)
+
+
+def long_table(values: dict[str, dict[str, float]]) -> pd.DataFrame:
+    """The workflow's long speakers table from ``{metric: {speaker: value}}``."""
+    rows = [
+        (speaker, metric, value)
+        for metric, by_speaker in values.items()
+        for speaker, value in by_speaker.items()
+    ]
+    return pd.DataFrame(rows, columns=["speaker_id", "metric", "value"])
+
+
+def metadata(*metrics: str, direction: int = 1) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "metric": list(metrics),
+            "direction": [direction] * len(metrics),
+            "category": ["reference-free signal"] * len(metrics),
+        }
+    )
+
+
+def test_statistics_equal_scipy_on_a_hand_made_table() -> None:
+    result = correlate_predictions(NOISY, TRUTH)
+    pearson = stats.pearsonr(NOISY, TRUTH)
+    spearman = stats.spearmanr(NOISY, TRUTH)
+    assert result.n == 10
+    assert result.reason == ""
+    assert result.pearson_r == pytest.approx(pearson.statistic, abs=1e-12)
+    assert result.pearson_r == pytest.approx(np.corrcoef(NOISY, TRUTH)[0, 1], abs=1e-12)
+    assert result.pearson_p == pytest.approx(pearson.pvalue, rel=1e-9)
+    assert result.spearman_rho == pytest.approx(spearman.statistic, abs=1e-12)
+    assert result.spearman_p == pytest.approx(spearman.pvalue, rel=1e-9)
+    assert result.aligned_r == result.pearson_r
+
+
+def test_negative_direction_flips_r_and_its_interval() -> None:
+    plain = correlate_predictions(NOISY, TRUTH, direction=1)
+    flipped = correlate_predictions(NOISY, TRUTH, direction=-1)
+    assert flipped.pearson_r == plain.pearson_r
+    assert flipped.aligned_r == -plain.pearson_r
+    assert (flipped.aligned_ci_low, flipped.aligned_ci_high) == (-plain.ci_high, -plain.ci_low)
+
+
+def test_invalid_direction_is_rejected() -> None:
+    with pytest.raises(ValueError, match="direction"):
+        correlate_predictions(NOISY, TRUTH, direction=0)
+
+
+def test_bootstrap_is_reproducible_and_independent_of_input_order() -> None:
+    first = correlate_predictions(NOISY, TRUTH)
+    again = correlate_predictions(NOISY, TRUTH)
+    shuffled = correlate_predictions(NOISY.iloc[::-1], TRUTH.sample(frac=1, random_state=3))
+    other_seed = correlate_predictions(NOISY, TRUTH, seed=7)
+    assert (first.ci_low, first.ci_high) == (again.ci_low, again.ci_high)
+    assert (first.ci_low, first.ci_high) == (shuffled.ci_low, shuffled.ci_high)
+    assert (first.ci_low, first.ci_high) != (other_seed.ci_low, other_seed.ci_high)
+
+
+def test_strong_correlation_interval_contains_r() -> None:
+    result = correlate_predictions(NOISY, TRUTH)
+    assert result.pearson_r > 0.9
+    assert 0.5 < result.ci_low < result.pearson_r < result.ci_high <= 1.0
+
+
+def test_vectorised_bootstrap_equals_a_resample_by_resample_loop() -> None:
+    x, y = NOISY.to_numpy(), TRUTH.to_numpy()
+    rng = np.random.Generator(np.random.PCG64(11))
+    rs = [np.corrcoef(x[i], y[i])[0, 1] for i in rng.integers(0, len(x), size=(300, len(x)))]
+    expected = np.percentile(rs, [2.5, 97.5])
+    assert bootstrap_pearson_ci(x, y, n_boot=300, seed=11) == pytest.approx(expected, abs=1e-12)
+
+
+def test_degenerate_resamples_are_dropped_not_counted_as_perfect() -> None:
+    # Few speakers and tied values: many resamples have a constant side and so no r. Centring
+    # such a row of 0.1s leaves rounding noise that would pass for r = +-1 if not dropped.
+    x, y = np.array([0.1, 0.1, 0.1, 0.3]), np.array([1.0, 2.0, 3.0, 4.0])
+    rng = np.random.Generator(np.random.PCG64(1))
+    rs = [
+        np.corrcoef(x[i], y[i])[0, 1]
+        for i in rng.integers(0, len(x), size=(500, len(x)))
+        if np.ptp(x[i]) > 0 and np.ptp(y[i]) > 0
+    ]
+    expected = np.percentile(rs, [2.5, 97.5])
+    assert bootstrap_pearson_ci(x, y, n_boot=500, seed=1) == pytest.approx(expected, abs=1e-12)
+
+
+def test_speakers_without_ground_truth_are_excluded() -> None:
+    truth = pd.concat([TRUTH, pd.Series({"C01": np.nan, "C02": np.nan})])
+    predictions = pd.concat([NOISY, pd.Series({"C01": 1000.0, "C02": -1000.0})])
+    assert correlate_predictions(predictions, truth) == correlate_predictions(NOISY, TRUTH)
+
+
+def test_missing_predictions_are_counted() -> None:
+    predictions = NOISY.copy()
+    predictions["S03"] = np.nan
+    result = correlate_predictions(predictions.drop("S04"), TRUTH)
+    assert (result.n, result.n_no_value) == (8, 2)
+
+
+@pytest.mark.parametrize(
+    ("predictions", "truth", "reason"),
+    [
+        (NOISY.iloc[:2], TRUTH, "2 speaker(s)"),
+        (pd.Series(3.0, index=SPEAKERS), TRUTH, "prediction is constant"),
+        (NOISY, pd.Series(50.0, index=SPEAKERS), "ground truth is constant"),
+    ],
+)
+def test_uncorrelatable_input_gives_nan_and_a_reason(
+    predictions: pd.Series, truth: pd.Series, reason: str
+) -> None:
+    result = correlate_predictions(predictions, truth)
+    assert reason in result.reason
+    statistics = [
+        result.pearson_r,
+        result.pearson_p,
+        result.spearman_rho,
+        result.spearman_p,
+        result.ci_low,
+        result.ci_high,
+        result.aligned_r,
+        result.aligned_ci_low,
+        result.aligned_ci_high,
+    ]
+    assert all(math.isnan(value) for value in statistics)
+
+
+def test_duplicate_speakers_and_infinite_values_are_rejected() -> None:
+    with pytest.raises(ValueError, match="duplicate speakers: S01"):
+        correlate_predictions(pd.concat([NOISY, NOISY.iloc[:1]]), TRUTH)
+    with pytest.raises(ValueError, match="infinite predictions for speakers: S02"):
+        correlate_predictions(NOISY.replace(NOISY["S02"], np.inf), TRUTH)
+
+
+@pytest.mark.parametrize(
+    ("name", "base"),
+    [
+        ("wada_snr_fa", "wada_snr"),
+        ("p_estoi_fa_control", "p_estoi"),
+        ("nad_all", "nad"),
+        ("spk2age", "spk2age"),
+        ("_fa", "_fa"),
+    ],
+)
+def test_base_metric_strips_variant_suffixes(name: str, base: str) -> None:
+    assert base_metric(name) == base
+
+
+def coverage_table() -> pd.DataFrame:
+    """Four metrics over S01–S10 plus a control; each misses different speakers."""
+    full = NOISY.to_dict()
+    return long_table(
+        {
+            "cpp": {**full, "S01": np.nan, "C01": 3.0},
+            "per": {k: v for k, v in full.items() if k != "S02"},
+            "wada_snr_fa": {**full, "S03": np.nan, "S04": np.nan},
+            "spk2age": {k: v for k, v in full.items() if k != "S05"},
+        }
+    )
+
+
+def test_common_speaker_set_and_allowlist() -> None:
+    truth = pd.concat([TRUTH, pd.Series({"C01": np.nan})])
+    sets = analysis_speakers(coverage_table(), truth)
+    common = [s for s in SPEAKERS if s not in ("S01", "S02")]
+    assert sets["cpp"] == common
+    assert sets["per"] == common
+    assert sets["wada_snr_fa"] == [s for s in SPEAKERS if s not in ("S03", "S04")]
+    assert sets["spk2age"] == [s for s in SPEAKERS if s != "S05"]
+
+
+def test_correlate_metrics_uses_the_common_set() -> None:
+    table = correlate_metrics(
+        coverage_table(), TRUTH, metadata("cpp", "per", "wada_snr_fa", "spk2age"), n_boot=200
+    )
+    assert list(table.columns) == list(CORRELATION_COLUMNS)
+    rows = table.set_index("metric")
+    assert list(rows.index) == ["cpp", "per", "spk2age", "wada_snr_fa"]
+    assert rows["n"].to_dict() == {"cpp": 8, "per": 8, "spk2age": 9, "wada_snr_fa": 8}
+    assert rows["n_no_value"].to_dict() == {"cpp": 1, "per": 1, "spk2age": 1, "wada_snr_fa": 2}
+    common = [s for s in SPEAKERS if s not in ("S01", "S02")]
+    expected = stats.pearsonr(NOISY[common], TRUTH[common]).statistic
+    assert rows.at["cpp", "pearson_r"] == pytest.approx(expected, abs=1e-12)
+    assert rows.at["per", "pearson_r"] == pytest.approx(expected, abs=1e-12)
+    assert (rows["reason"] == "").all()
+
+
+def test_allowlist_is_a_parameter() -> None:
+    sets = analysis_speakers(coverage_table(), TRUTH, allowlist=("cpp",))
+    assert sets["cpp"] == SPEAKERS[1:]
+    # cpp's missing S01 no longer counts, but wada_snr_fa and spk2age now shrink the set.
+    assert sets["per"] == ["S01", *SPEAKERS[5:]]
+
+
+def test_metric_without_any_value_does_not_empty_the_common_set() -> None:
+    speakers = pd.concat([coverage_table(), long_table({"vsa": dict.fromkeys(SPEAKERS, np.nan)})])
+    table = correlate_metrics(
+        speakers, TRUTH, metadata("cpp", "per", "wada_snr_fa", "spk2age", "vsa"), n_boot=50
+    ).set_index("metric")
+    assert table.at["cpp", "n"] == 8
+    assert table.at["vsa", "n"] == 0
+    assert table.at["vsa", "n_no_value"] == 10
+    assert "0 speaker(s)" in table.at["vsa", "reason"]
+
+
+def test_correlate_metrics_aligns_by_direction_and_keeps_metadata() -> None:
+    meta = pd.DataFrame({"metric": ["per"], "direction": [-1], "category": ["reference-text"]})
+    row = correlate_metrics(long_table({"per": (-NOISY).to_dict()}), TRUTH, meta).iloc[0]
+    assert (row["category"], row["direction"]) == ("reference-text", -1)
+    assert row["pearson_r"] < 0 < row["aligned_r"]
+    assert row["aligned_r"] == -row["pearson_r"]
+
+
+def test_metadata_of_metrics_not_run_is_ignored() -> None:
+    meta = pd.concat(
+        [
+            metadata("cpp"),
+            pd.DataFrame({"metric": ["spk2age"], "direction": [-1], "category": ["lookup"]}),
+            pd.DataFrame({"metric": ["unused"], "direction": [0], "category": ["vibes"]}),
+        ]
+    )
+    speakers = long_table({"cpp": NOISY.to_dict(), "spk2age": NOISY.to_dict()})
+    table = correlate_metrics(speakers, TRUTH, meta, n_boot=50).set_index("metric")
+    assert table["category"].to_dict() == {"cpp": "reference-free signal", "spk2age": "lookup"}
+    assert table.at["spk2age", "aligned_r"] == -table.at["spk2age", "pearson_r"]
+
+
+def test_correlate_metrics_validates_its_inputs() -> None:
+    speakers = long_table({"cpp": NOISY.to_dict()})
+    with pytest.raises(ValueError, match="no entry for: cpp"):
+        correlate_metrics(speakers, TRUTH, metadata("per"))
+    with pytest.raises(ValueError, match="S01/cpp"):
+        correlate_metrics(pd.concat([speakers, speakers.iloc[:1]]), TRUTH, metadata("cpp"))
+    bad_category = metadata("cpp").assign(category="vibes")
+    with pytest.raises(ValueError, match="vibes"):
+        correlate_metrics(speakers, TRUTH, bad_category)
+
+
+def test_correlation_table_round_trips_through_parquet(tmp_path: Path) -> None:
+    table = correlate_metrics(coverage_table(), TRUTH, metadata(*coverage_table().metric.unique()))
+    write_correlations(table, tmp_path / "correlations.parquet")
+    back = read_parquet(tmp_path / "correlations.parquet")
+    pd.testing.assert_frame_equal(back, table, check_dtype=False)
+
+
+def test_read_spk2score_maps_na_to_nan(tmp_path: Path) -> None:
+    path = tmp_path / "spk2score"
+    path.write_text("M01 15\nF02 7.4\nFC01 N/A\n")
+    scores = read_spk2score(path)
+    assert list(scores.index) == ["M01", "F02", "FC01"]
+    assert scores["F02"] == 7.4
+    assert math.isnan(scores["FC01"])
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("M01 15\nM02\n", r"spk2score:2: .*fields"),
+        ("M01 15\nM02 high\n", r"spk2score:2: score 'high' of speaker 'M02'"),
+        ("M01 nan\n", r"spk2score:1: score 'nan'"),
+        ("M01 15\nM01 16\n", r"spk2score:2: .*duplicate"),
+    ],
+)
+def test_read_spk2score_names_file_and_line_of_a_bad_line(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    path = tmp_path / "spk2score"
+    path.write_text(content)
+    with pytest.raises(ValueError, match=message):
+        read_spk2score(path)
+
+
+def test_read_spk2score_reads_every_published_dataset() -> None:
+    files = sorted((FIXTURES / "kaldi-metadata").rglob("spk2score"))
+    assert files, f"fixtures missing under {FIXTURES}"
+    uaspeech = read_spk2score(
+        FIXTURES / "kaldi-metadata/uaspeech/pathological/word/balanced/spk2score"
+    )
+    assert (len(uaspeech), uaspeech["M12"]) == (14, 7.4)
+    for path in files:
+        read_spk2score(path)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("speaker,score\nS01,1\n", "header must be 'speaker_id,score'"),
+        ("speaker_id,score\nS01,1\nS01,2\n", "duplicate speakers: S01"),
+        ("speaker_id,score\nS01,1\nS02,\nS03,x\n", "speakers: S02, S03"),
+        ("", "empty file"),
+    ],
+)
+def test_read_predictions_csv_rejects_bad_files(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "preds.csv"
+    path.write_text(content)
+    with pytest.raises(ValueError, match=message):
+        read_predictions_csv(path)

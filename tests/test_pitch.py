@@ -1,0 +1,75 @@
+"""Pitch measures: PathBench reference value, ordering on synthetic voices, edge cases."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pathbench import SAMPLE_RATE
+from pathbench.audio import load_audio
+from pathbench.measures.pitch import f0_range, std_pitch, voiced_f0, voicing_at
+from pathbench.status import UNVOICED, NoScore
+
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
+
+
+def voice(f0_hz: np.ndarray) -> np.ndarray:
+    """Harmonic-rich voiced signal following the per-sample F0 contour ``f0_hz``."""
+    phase = 2 * np.pi * np.cumsum(f0_hz) / SAMPLE_RATE
+    return 0.1 * sum(np.sin(k * phase) / k for k in range(1, 15))
+
+
+def contour(seconds: float, hz: float, semitone_depth: float = 0.0) -> np.ndarray:
+    """F0 at ``hz`` with a 2 Hz sinusoidal excursion of ``semitone_depth`` semitones."""
+    t = np.arange(int(seconds * SAMPLE_RATE)) / SAMPLE_RATE
+    return hz * 2 ** (semitone_depth * np.sin(2 * np.pi * 2.0 * t) / 12)
+
+
+def test_std_pitch_matches_published_pathbench_value():
+    audio = load_audio(FIXTURES / "BLUE_japanese10.wav")
+    assert std_pitch(audio, SAMPLE_RATE) == pytest.approx(0.1828, abs=1e-3)
+
+
+def test_modulated_voice_has_larger_std_pitch_than_monotone():
+    monotone = std_pitch(voice(contour(2.0, 120.0)), SAMPLE_RATE)
+    modulated = std_pitch(voice(contour(2.0, 120.0, semitone_depth=2.0)), SAMPLE_RATE)
+    assert monotone < 0.1
+    # The SD of a sinusoid of amplitude A is A / sqrt(2).
+    assert modulated == pytest.approx(2.0 / np.sqrt(2.0), rel=0.1)
+
+
+def test_std_pitch_is_register_independent():
+    low = std_pitch(voice(contour(2.0, 110.0, semitone_depth=2.0)), SAMPLE_RATE)
+    high = std_pitch(voice(contour(2.0, 220.0, semitone_depth=2.0)), SAMPLE_RATE)
+    assert low == pytest.approx(high, rel=0.1)
+
+
+@pytest.mark.parametrize(
+    "audio",
+    [np.zeros(SAMPLE_RATE), np.zeros(100), np.random.default_rng(0).standard_normal(SAMPLE_RATE)],
+    ids=["silence", "too-short-for-praat", "white-noise"],
+)
+def test_std_pitch_is_zero_without_two_voiced_frames(audio):
+    assert voiced_f0(audio, SAMPLE_RATE).size < 2
+    assert std_pitch(audio, SAMPLE_RATE) == 0.0
+
+
+def test_f0_range_pools_all_utterances():
+    low, high = voice(contour(1.0, 100.0)), voice(contour(1.0, 200.0))
+    assert f0_range([low, high], SAMPLE_RATE) == pytest.approx(100.0, abs=5.0)
+    assert f0_range([low], SAMPLE_RATE) < 5.0
+
+
+@pytest.mark.parametrize("audios", [[np.zeros(SAMPLE_RATE)], []], ids=["silence", "no-audio"])
+def test_f0_range_without_voicing_has_no_score(audios):
+    with pytest.raises(NoScore) as caught:
+        f0_range(audios, SAMPLE_RATE)
+    assert caught.value.status == UNVOICED
+
+
+def test_voicing_at_uses_nearest_frame():
+    frame_times = np.array([0.02, 0.03, 0.04])
+    f0 = np.array([0.0, 120.0, 0.0])
+    voiced = voicing_at(np.array([0.0, 0.026, 0.034, 0.036, 1.0]), frame_times, f0)
+    assert voiced.tolist() == [False, True, True, False, False]
+    assert not voicing_at(np.array([0.5]), np.empty(0), np.empty(0)).any()

@@ -1,0 +1,104 @@
+"""Figures: written, non-empty, of the promised size, and byte-identical across renders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+
+from pathbench.correlation import correlate_metrics
+from pathbench.plots import (
+    DPI,
+    SCATTER_SIZE,
+    plot_aligned_bars,
+    plot_metric_scatters,
+    plot_results_heatmap,
+)
+from pathbench.results_table import build_results_table
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SPEAKERS = [f"S{i:02d}" for i in range(12)]
+TRUTH = pd.Series(np.linspace(5.0, 95.0, len(SPEAKERS)), index=SPEAKERS)
+
+
+def speakers_table() -> pd.DataFrame:
+    """cpp rises with the truth, per falls, wada_snr misses two speakers, vsa never works."""
+    noise = np.random.default_rng(5).normal(size=len(SPEAKERS))
+    values = {
+        "cpp": TRUTH.to_numpy() / 10 + noise,
+        "per": 100 - TRUTH.to_numpy() + 5 * noise,
+        "wada_snr": np.r_[np.nan, np.nan, TRUTH.to_numpy()[2:] / 5 + noise[2:]],
+        "vsa": np.full(len(SPEAKERS), np.nan),
+    }
+    return pd.DataFrame(
+        [(s, m, v) for m, column in values.items() for s, v in zip(SPEAKERS, column, strict=True)],
+        columns=["speaker_id", "metric", "value"],
+    )
+
+
+METADATA = pd.DataFrame(
+    {
+        "metric": ["cpp", "per", "wada_snr", "vsa"],
+        "direction": [1, -1, 1, 1],
+        "category": [
+            "reference-free signal",
+            "reference-text",
+            "reference-free signal",
+            "reference-free speaker",
+        ],
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def correlations() -> pd.DataFrame:
+    return correlate_metrics(speakers_table(), TRUTH, METADATA, n_boot=200)
+
+
+def render_all(out: Path, correlations: pd.DataFrame) -> list[Path]:
+    table = build_results_table({"A": correlations, "B": correlations.assign(aligned_r=0.1)})
+    paths = plot_metric_scatters(speakers_table(), TRUTH, correlations, out / "scatter")
+    plot_aligned_bars(correlations, out / "bars.png", "dataset A")
+    plot_results_heatmap(table, out / "heatmap.png")
+    return [*paths, out / "bars.png", out / "heatmap.png"]
+
+
+def test_figures_are_pngs_and_identical_across_renders(
+    tmp_path: Path, correlations: pd.DataFrame
+) -> None:
+    first = render_all(tmp_path / "one", correlations)
+    second = render_all(tmp_path / "two", correlations)
+    assert [p.relative_to(tmp_path / "one") for p in first] == [
+        p.relative_to(tmp_path / "two") for p in second
+    ]
+    assert [p.name for p in first[:4]] == ["cpp.png", "per.png", "vsa.png", "wada_snr.png"]
+    for one, two in zip(first, second, strict=True):
+        content = one.read_bytes()
+        assert content.startswith(PNG_SIGNATURE), one
+        assert content == two.read_bytes(), one.name
+    assert not list((tmp_path / "one").rglob("*.tmp"))
+
+
+def test_scatter_has_the_fixed_size(tmp_path: Path, correlations: pd.DataFrame) -> None:
+    (path, *_) = plot_metric_scatters(speakers_table(), TRUTH, correlations, tmp_path)
+    with Image.open(path) as image:
+        assert image.size == (SCATTER_SIZE[0] * DPI, SCATTER_SIZE[1] * DPI)
+
+
+def test_figures_depend_on_the_data(tmp_path: Path, correlations: pd.DataFrame) -> None:
+    plot_aligned_bars(correlations, tmp_path / "a.png", "dataset A")
+    # Halving r but not its interval also exercises a CI that does not contain r, which a
+    # percentile bootstrap can produce.
+    shifted = correlations.assign(aligned_r=correlations["aligned_r"] / 2)
+    plot_aligned_bars(shifted, tmp_path / "b.png", "dataset A")
+    assert (tmp_path / "a.png").read_bytes() != (tmp_path / "b.png").read_bytes()
+
+
+def test_scatter_refuses_correlations_from_another_speaker_set(
+    tmp_path: Path, correlations: pd.DataFrame
+) -> None:
+    with pytest.raises(ValueError, match="same allowlist"):
+        plot_metric_scatters(speakers_table(), TRUTH, correlations, tmp_path, allowlist=())
