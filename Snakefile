@@ -15,6 +15,7 @@ include: "workflow/rules/validate.smk"
 include: "workflow/rules/trim.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/openset.smk"
 
 
 rule all:

@@ -72,23 +72,154 @@ SENTENCES = (
 
 DIGITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 RADIO_ALPHABET = (
-    "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
-    "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango",
-    "uniform", "victor", "whiskey", "xray", "yankee", "zulu",
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+    "uniform",
+    "victor",
+    "whiskey",
+    "xray",
+    "yankee",
+    "zulu",
 )
 COMMANDS = (
-    "enter", "delete", "escape", "tab", "shift", "control", "space", "backspace", "home", "end",
-    "up", "down", "left", "right", "insert", "page", "copy", "paste", "undo",
+    "enter",
+    "delete",
+    "escape",
+    "tab",
+    "shift",
+    "control",
+    "space",
+    "backspace",
+    "home",
+    "end",
+    "up",
+    "down",
+    "left",
+    "right",
+    "insert",
+    "page",
+    "copy",
+    "paste",
+    "undo",
 )
 COMMON_WORDS = (
-    "the", "of", "and", "to", "a", "in", "is", "you", "that", "it", "he", "was", "for", "on",
-    "are", "as", "with", "his", "they", "i", "at", "be", "this", "have", "from", "or", "had",
-    "by", "but", "not", "what", "all", "were", "we", "when", "your", "can", "said", "there",
-    "use", "an", "each", "which", "she", "do", "how", "their", "if", "will", "other", "about",
-    "out", "many", "then", "them", "these", "so", "some", "her", "would", "make", "like", "him",
-    "into", "time", "has", "look", "more", "write", "go", "see", "number", "no", "way", "could",
-    "people", "my", "than", "first", "water", "been", "call", "who", "oil", "its", "now", "find",
-    "long", "day", "did", "get", "come", "made", "may", "part", "over", "new", "sound", "take",
+    "the",
+    "of",
+    "and",
+    "to",
+    "a",
+    "in",
+    "is",
+    "you",
+    "that",
+    "it",
+    "he",
+    "was",
+    "for",
+    "on",
+    "are",
+    "as",
+    "with",
+    "his",
+    "they",
+    "i",
+    "at",
+    "be",
+    "this",
+    "have",
+    "from",
+    "or",
+    "had",
+    "by",
+    "but",
+    "not",
+    "what",
+    "all",
+    "were",
+    "we",
+    "when",
+    "your",
+    "can",
+    "said",
+    "there",
+    "use",
+    "an",
+    "each",
+    "which",
+    "she",
+    "do",
+    "how",
+    "their",
+    "if",
+    "will",
+    "other",
+    "about",
+    "out",
+    "many",
+    "then",
+    "them",
+    "these",
+    "so",
+    "some",
+    "her",
+    "would",
+    "make",
+    "like",
+    "him",
+    "into",
+    "time",
+    "has",
+    "look",
+    "more",
+    "write",
+    "go",
+    "see",
+    "number",
+    "no",
+    "way",
+    "could",
+    "people",
+    "my",
+    "than",
+    "first",
+    "water",
+    "been",
+    "call",
+    "who",
+    "oil",
+    "its",
+    "now",
+    "find",
+    "long",
+    "day",
+    "did",
+    "get",
+    "come",
+    "made",
+    "may",
+    "part",
+    "over",
+    "new",
+    "sound",
+    "take",
     "only",
 )
 WORDS = DIGITS + RADIO_ALPHABET + COMMANDS + COMMON_WORDS
@@ -174,20 +305,24 @@ def design_speakers(seed: int, n_pathological: int, n_control: int) -> list[Spea
             if dataset == "pathological":
                 severity = round(float((rank + rng.uniform(0.15, 0.85)) / count), 4)
             gender = "mf"[(rank + first_gender) % 2]
-            speakers.append(Speaker(
-                speaker_id=f"{prefix}{numbers[rank]:0{width}d}",
-                dataset=dataset,
-                gender=gender,
-                age=int(rng.integers(20, 76)),
-                severity=severity,
-                voice=_voice(rng, gender, severity),
-            ))
+            speakers.append(
+                Speaker(
+                    speaker_id=f"{prefix}{numbers[rank]:0{width}d}",
+                    dataset=dataset,
+                    gender=gender,
+                    age=int(rng.integers(20, 76)),
+                    severity=severity,
+                    voice=_voice(rng, gender, severity),
+                )
+            )
     return sorted(speakers, key=lambda speaker: speaker.speaker_id)
 
 
 def _sessions(n_utterances: int) -> int:
-    """Two recording sessions per speaker, three for UASpeech-sized lists (it has 3 blocks)."""
-    return min(n_utterances, 2 if n_utterances < 30 else 3)
+    """Recording sessions per speaker: four for short lists, so that leakage-safe open-set
+    folds (whole sessions on one side) still leave training sessions inside tuning folds;
+    three for UASpeech-sized lists (it has 3 blocks)."""
+    return min(n_utterances, 4 if n_utterances < 30 else 3)
 
 
 def _render(
@@ -238,10 +373,15 @@ def _write_dataset(
         for index in range(n_utterances):
             utt = f"{speaker.speaker_id}_{index + 1:0{width}d}"
             session = index * n_sessions // n_utterances
-            rng = np.random.default_rng([seed, _UTTERANCE_STREAM, dataset_index, speaker_index,
-                                         index])
-            speech = synthesize(plans[index % len(plans)], speaker.voice, rng,
-                                WORD_LENGTHENING if word_mode else 1.0)
+            rng = np.random.default_rng(
+                [seed, _UTTERANCE_STREAM, dataset_index, speaker_index, index]
+            )
+            speech = synthesize(
+                plans[index % len(plans)],
+                speaker.voice,
+                rng,
+                WORD_LENGTHENING if word_mode else 1.0,
+            )
             silence = (rng.uniform(*SILENCE_S[word_mode]), rng.uniform(*SILENCE_S[word_mode]))
             samples, onset = _render(speech, float(gains[session]), silence, rng)
             sf.write(root / "wav" / f"{utt}.wav", samples, SAMPLE_RATE, subtype="PCM_16")
@@ -264,9 +404,10 @@ def _write_dataset(
         _write_lines(root / name, mapping)
     _write_lines(root / "spk2gender", {s.speaker_id: s.gender for s in speakers})
     _write_lines(root / "spk2age", {s.speaker_id: str(s.age) for s in speakers})
-    _write_lines(root / "spk2score", {
-        s.speaker_id: "N/A" if s.score is None else f"{s.score:.2f}" for s in speakers
-    })
+    _write_lines(
+        root / "spk2score",
+        {s.speaker_id: "N/A" if s.score is None else f"{s.score:.2f}" for s in speakers},
+    )
     (root / "language").write_text("en\n", encoding="utf-8", newline="\n")
     return truth
 
@@ -305,8 +446,11 @@ def generate_corpus(
     renamed onto ``out_dir`` only when complete (replacing an older one), so an interrupted run
     never leaves a half corpus where the workflow looks.
     """
-    for name, count in (("n_pathological", n_pathological), ("n_control", n_control),
-                        ("n_utterances", n_utterances)):
+    for name, count in (
+        ("n_pathological", n_pathological),
+        ("n_control", n_control),
+        ("n_utterances", n_utterances),
+    ):
         if count < 1:
             raise ValueError(f"{name} must be at least 1, got {count}")
     chosen = _normalise_texts(texts if texts is not None else WORDS if word_mode else SENTENCES)
@@ -321,21 +465,33 @@ def generate_corpus(
         utterances: dict[str, dict[str, object]] = {}
         for dataset in DATASETS:
             members = [s for s in speakers if s.dataset == dataset]
-            utterances |= _write_dataset(staging / dataset, members, chosen, n_utterances, seed,
-                                         word_mode)
+            utterances |= _write_dataset(
+                staging / dataset, members, chosen, n_utterances, seed, word_mode
+            )
         truth = {
-            "generator": {"seed": seed, "word_mode": word_mode, "sample_rate": SAMPLE_RATE,
-                          "background_db": BACKGROUND_DB},
+            "generator": {
+                "seed": seed,
+                "word_mode": word_mode,
+                "sample_rate": SAMPLE_RATE,
+                "background_db": BACKGROUND_DB,
+            },
             "speakers": {
-                s.speaker_id: {"dataset": s.dataset, "gender": s.gender, "age": s.age,
-                               "severity": s.severity, "score": s.score, **asdict(s.voice)}
+                s.speaker_id: {
+                    "dataset": s.dataset,
+                    "gender": s.gender,
+                    "age": s.age,
+                    "severity": s.severity,
+                    "score": s.score,
+                    **asdict(s.voice),
+                }
                 for s in speakers
             },
             "utterances": utterances,
         }
         (staging / "truth.json").write_text(
             json.dumps(_rounded(truth), indent=2, sort_keys=True, allow_nan=False) + "\n",
-            encoding="utf-8", newline="\n",
+            encoding="utf-8",
+            newline="\n",
         )
         _swap_into_place(staging, out)
     except BaseException:
@@ -360,8 +516,9 @@ def _swap_into_place(staging: Path, out: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pathbench.demo OUT``: generate a corpus and report its size and time."""
-    parser = argparse.ArgumentParser(prog="python -m pathbench.demo", description=__doc__.split(
-        "\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m pathbench.demo", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("out", type=Path)
     parser.add_argument("--seed", type=int, default=20260101)
     parser.add_argument("--n-pathological", type=int, default=8)
@@ -370,12 +527,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--word-mode", action="store_true")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    generate_corpus(args.out, seed=args.seed, n_pathological=args.n_pathological,
-                    n_control=args.n_control, n_utterances=args.n_utterances,
-                    word_mode=args.word_mode)
+    generate_corpus(
+        args.out,
+        seed=args.seed,
+        n_pathological=args.n_pathological,
+        n_control=args.n_control,
+        n_utterances=args.n_utterances,
+        word_mode=args.word_mode,
+    )
     counts = expected_utterances(args.n_pathological, args.n_control, args.n_utterances)
-    print(f"{args.out}: {sum(counts)} utterances in {time.perf_counter() - started:.1f} s",
-          file=sys.stderr)
+    print(
+        f"{args.out}: {sum(counts)} utterances in {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -147,3 +147,27 @@ def plot_results_heatmap(results_table: pd.DataFrame, path: str | Path) -> None:
         axes.set_yticks(np.arange(len(results_table)), results_table["metric"].tolist())
         axes.set_title("sign-aligned Pearson r")
         figure.colorbar(image, ax=axes)
+
+
+def plot_openset_rates(per_fold: pd.DataFrame, path: str | Path) -> None:
+    """Held-out open-set rates per outer fold: known identification, unknown rejection and
+    their mean (the balanced open-set rate), with chance-free 0–1 axes."""
+    rates = ("known_identification_rate", "unknown_rejection_rate", "balanced_open_set_rate")
+    positions = np.arange(len(per_fold))
+    with _figure(path, (max(5.0, 0.5 * len(per_fold) + 2.0), 4.0)) as (_figure_, axes):
+        for offset, name in zip((-0.25, 0.0, 0.25), rates, strict=True):
+            values = per_fold[name].to_numpy(dtype="float64") if len(per_fold) else []
+            axes.bar(positions + offset, values, width=0.25, label=name.replace("_", " "))
+        axes.set_xticks(
+            positions,
+            [str(s) for s in per_fold.get("pseudo_unknown_speaker", [])],
+            rotation=45,
+            fontsize=8,
+        )
+        axes.set(
+            ylim=(0.0, 1.0),
+            xlabel="outer fold (pseudo-unknown speaker)",
+            ylabel="rate",
+            title="Open-set speaker evaluation, held-out rates",
+        )
+        axes.legend(fontsize=8)

@@ -53,6 +53,7 @@ class EvaluatorInfo:
     level: str
     category: str
     trimmable: bool
+    variant: str
     source: str
 
     def as_dict(self) -> dict[str, Any]:
@@ -66,6 +67,7 @@ class EvaluatorInfo:
             "level": self.level,
             "category": self.category,
             "trimmable": self.trimmable,
+            "variant": self.variant,
             "source": self.source,
         }
 
@@ -90,6 +92,7 @@ def _info(cls: type[Evaluator], source: str) -> EvaluatorInfo:
         level=cls.level,
         category=cls.category,
         trimmable=cls.trimmable,
+        variant=cls.variant,
         source=source,
     )
 

@@ -6,6 +6,7 @@ from snakemake.utils import validate
 from pathbench import registry
 from pathbench.demo import expected_utterances
 from pathbench.manifest import count_utterances, shard_count
+from pathbench.openset.stages import fold_counts
 
 
 validate(config, schema="../schemas/config.schema.yaml")
@@ -62,6 +63,8 @@ wildcard_constraints:
     evaluator=_alternatives(EVALUATORS),
     reftype=_alternatives(REFERENCE_TYPES),
     shard=r"\d+",
+    outer=r"\d+",
+    tuning=r"\d+",
 
 
 def dataset_dir(name):
@@ -177,4 +180,6 @@ def all_targets():
             f"results/{dataset}/plots/aligned_r.png",
             f"results/{dataset}/speaker_csv",
         ]
+        if config["openset"]["enabled"]:
+            targets.append(f"results/{dataset}/openset/summary.json")
     return targets

@@ -1,0 +1,13 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from pathbench.openset.stages import heldout_score
+
+heldout_score(
+    list(snakemake.input.features),
+    snakemake.input.folds,
+    int(snakemake.wildcards.outer),
+    snakemake.input.selected,
+    snakemake.output[0],
+)

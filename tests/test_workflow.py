@@ -1,0 +1,82 @@
+"""The whole workflow on the embedded demo corpus, as README command 1 runs it."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from workflow_run import copy_workflow, output_files, snakemake
+
+from pathbench.io import read_parquet
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    workdir = copy_workflow(tmp_path_factory.mktemp("workflow"))
+    snakemake(workdir, "--cores", "2")
+    return workdir
+
+
+def test_dry_run_lists_the_plan(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    plan = snakemake(workdir, "-n", "--quiet", "rules").stdout
+    for rule in (
+        "make_demo",
+        "validate_dataset",
+        "score_utterances",
+        "score_reference",
+        "aggregate_speakers",
+        "correlate",
+        "results_table",
+        "openset_features",
+    ):
+        assert rule in plan, plan
+
+
+def test_unknown_config_key_stops_before_any_job(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    result = snakemake(workdir, "-n", "--config", "shard_sise=3", check=False)
+    assert result.returncode != 0 and "shard_sise" in result.stderr
+    assert not (workdir / "results").exists()
+
+
+def test_manifests_and_scores(demo_run):
+    manifest = read_parquet(demo_run / "results/demo/manifest.parquet")
+    truth = json.loads((demo_run / "resources/demo/truth.json").read_text())
+    assert len(manifest) == sum(
+        1 for _ in (demo_run / "resources/demo/pathological/utt2spk").read_text().splitlines()
+    )
+    assert manifest["shard"].nunique() == 2 and list(manifest["utt_id"]) == sorted(
+        manifest["utt_id"]
+    )
+    assert set(manifest["speaker_id"]) <= set(truth["speakers"])
+    report = json.loads((demo_run / "results/demo/validation.json").read_text())
+    assert report["outcome"] == "ok" and report["counts"]["errors"] == 0
+    scores = pd.concat(
+        read_parquet(p) for p in (demo_run / "results/demo/scores").rglob("*.parquet")
+    )
+    counts = scores.groupby(["evaluator", "variant"])["utt_id"].nunique()
+    assert (counts == len(manifest)).all(), counts
+
+
+def test_results_table_plots_and_report(demo_run):
+    table = pd.read_csv(demo_run / "results/results_table.csv")
+    assert {"metric", "category", "demo", "Avg"} <= set(table.columns)
+    for png in [
+        demo_run / "results/demo/plots/aligned_r.png",
+        demo_run / "results/plots/results_heatmap.png",
+        *sorted((demo_run / "results/demo/plots/scatter").glob("*.png")),
+    ]:
+        assert png.stat().st_size > 1000, png
+    snakemake(demo_run, "--report", "report.html")
+    assert (demo_run / "report.html").stat().st_size > 10_000
+
+
+def test_rerun_has_nothing_to_do_and_outputs_are_stable(demo_run):
+    before = output_files(demo_run)
+    result = snakemake(demo_run, "-n")
+    assert "Nothing to be done" in result.stdout + result.stderr
+    assert output_files(demo_run) == before

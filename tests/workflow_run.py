@@ -1,0 +1,43 @@
+"""Running the real workflow in a scratch copy of the repository."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOW_FILES = ("Snakefile", "workflow", "config", "scripts")
+
+
+def copy_workflow(target: Path) -> Path:
+    """The workflow files (not results or resources) copied into ``target``."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, target / name)
+    return target
+
+
+def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run snakemake from the same environment as the tests, capturing its output."""
+    command = [sys.executable, "-m", "snakemake", *args]
+    result = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(args)} failed ({result.returncode}):\n{result.stderr[-6000:]}"
+        )
+    return result
+
+
+def output_files(workdir: Path) -> dict[str, bytes]:
+    """Every Parquet, CSV and JSON result, by path relative to ``workdir``."""
+    return {
+        str(path.relative_to(workdir)): path.read_bytes()
+        for pattern in ("*.parquet", "*.csv", "*.json")
+        for path in sorted((workdir / "results").rglob(pattern))
+    }
