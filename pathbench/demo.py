@@ -16,9 +16,9 @@ Severity model. A pathological speaker gets a severity s in (0, 1) and the score
 genders alternate along the severity order, so severity is not confounded with sex. On top of a
 control-like baseline drawn per speaker, severity
 
-* adds aspiration noise (``breathiness`` += 0.8 s; also opens the glottis longer): lower HNR,
+* adds aspiration noise (``breathiness`` += 0.5 s; also opens the glottis longer): lower HNR,
   CPP/CPPS, more high-frequency noise;
-* raises ``jitter`` (+0.025 s) and ``shimmer`` (+0.15 s): period and amplitude perturbation;
+* raises ``jitter`` (+0.008 s) and ``shimmer`` (+0.05 s): period and amplitude perturbation;
 * centralises vowels toward schwa (``vowel_centralisation`` += 0.6 s): smaller vowel space;
 * flattens intonation (``f0_modulation_semitones`` * (1 - 0.75 s)): smaller F0 range;
 * slows speech (``rate`` * (1 - 0.5 s)) and adds pauses (``pause_probability`` += 0.5 s,
@@ -275,9 +275,9 @@ def _voice(rng: np.random.Generator, gender: str, severity: float) -> Voice:
         "f0_mean": rng.uniform(95.0, 135.0) if male else rng.uniform(175.0, 235.0),
         "formant_scale": rng.uniform(0.95, 1.05) if male else rng.uniform(1.12, 1.22),
         "tilt": rng.uniform(0.1, 0.6),
-        "breathiness": rng.uniform(0.03, 0.08) + 0.8 * severity,
-        "jitter": rng.uniform(0.002, 0.006) + 0.025 * severity,
-        "shimmer": rng.uniform(0.02, 0.05) + 0.15 * severity,
+        "breathiness": rng.uniform(0.03, 0.08) + 0.5 * severity,
+        "jitter": rng.uniform(0.002, 0.006) + 0.008 * severity,
+        "shimmer": rng.uniform(0.02, 0.05) + 0.05 * severity,
         "vowel_centralisation": rng.uniform(0.0, 0.1) + 0.6 * severity,
         "f0_modulation_semitones": rng.uniform(3.0, 5.0) * (1.0 - 0.75 * severity),
         "rate": rng.uniform(4.5, 5.5) * (1.0 - 0.5 * severity),
