@@ -19,6 +19,6 @@ include: "workflow/rules/openset.smk"
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True

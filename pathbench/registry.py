@@ -18,7 +18,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from pathbench.evaluator import Evaluator
-from pathbench.evaluators import lookup, reference, signal, speaker
+from pathbench.evaluators import lookup, reference, signal, speaker, text
 
 ENTRY_POINT_GROUP = "pathbench.evaluators"
 
@@ -30,6 +30,10 @@ _BUILTIN: tuple[type[Evaluator], ...] = (
     signal.SpeechRateEvaluator,
     speaker.F0RangeEvaluator,
     speaker.VSAEvaluator,
+    text.WEREvaluator,
+    text.PEREvaluator,
+    text.GOPEvaluator,
+    text.WPMEvaluator,
     reference.PEstoiEvaluator,
     reference.PStoiEvaluator,
     reference.NADEvaluator,

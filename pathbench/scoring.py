@@ -61,7 +61,7 @@ def items_from_manifest(frame: pd.DataFrame) -> list[Item]:
             audio_path=row.audio_path,
             start=float(row.start),
             end=float(row.end),
-            transcription=row.text_clean,
+            transcription=row.text,
             language=row.language,
             speaker_id=row.speaker_id,
             gender=row.gender,

@@ -64,28 +64,65 @@ BANDWIDTHS_HZ = np.array([70.0, 100.0, 160.0, 250.0])
 # Spelling -> vowel: the longest matching prefix of a vowel-letter group wins. Crude English
 # orthography, but deterministic, so one text always yields one plan for every speaker.
 _VOWEL_SPELLINGS = {
-    "a": "ae", "e": "eh", "i": "ih", "o": "aa", "u": "ah", "y": "iy",
-    "ee": "iy", "ea": "iy", "ie": "iy", "ey": "ey", "ai": "ey", "ay": "ey", "ei": "ey",
-    "oo": "uw", "ue": "uw", "ou": "ow", "ow": "ow", "oa": "ow", "oe": "ow", "au": "ao",
-    "aw": "ao", "oi": "ao", "oy": "ao", "er": "er", "ir": "er", "ur": "er",
+    "a": "ae",
+    "e": "eh",
+    "i": "ih",
+    "o": "aa",
+    "u": "ah",
+    "y": "iy",
+    "ee": "iy",
+    "ea": "iy",
+    "ie": "iy",
+    "ey": "ey",
+    "ai": "ey",
+    "ay": "ey",
+    "ei": "ey",
+    "oo": "uw",
+    "ue": "uw",
+    "ou": "ow",
+    "ow": "ow",
+    "oa": "ow",
+    "oe": "ow",
+    "au": "ao",
+    "aw": "ao",
+    "oi": "ao",
+    "oy": "ao",
+    "er": "er",
+    "ir": "er",
+    "ur": "er",
 }
 
 # Consonant spellings -> (kind, voiced, quality); digraphs are matched before single letters.
 _CONSONANTS: dict[str, tuple[tuple[str, bool, str], ...]] = {
-    "sh": (("fricative", False, "sh"),), "ch": (("fricative", False, "sh"),),
-    "th": (("fricative", False, "f"),), "ph": (("fricative", False, "f"),),
-    "wh": (("liquid", True, "w"),), "ck": (("stop", False, ""),),
-    "ng": (("nasal", True, ""),), "qu": (("stop", False, ""), ("liquid", True, "w")),
-    "p": (("stop", False, ""),), "t": (("stop", False, ""),), "k": (("stop", False, ""),),
-    "c": (("stop", False, ""),), "q": (("stop", False, ""),),
-    "b": (("stop", True, ""),), "d": (("stop", True, ""),), "g": (("stop", True, ""),),
+    "sh": (("fricative", False, "sh"),),
+    "ch": (("fricative", False, "sh"),),
+    "th": (("fricative", False, "f"),),
+    "ph": (("fricative", False, "f"),),
+    "wh": (("liquid", True, "w"),),
+    "ck": (("stop", False, ""),),
+    "ng": (("nasal", True, ""),),
+    "qu": (("stop", False, ""), ("liquid", True, "w")),
+    "p": (("stop", False, ""),),
+    "t": (("stop", False, ""),),
+    "k": (("stop", False, ""),),
+    "c": (("stop", False, ""),),
+    "q": (("stop", False, ""),),
+    "b": (("stop", True, ""),),
+    "d": (("stop", True, ""),),
+    "g": (("stop", True, ""),),
     "x": (("stop", False, ""), ("fricative", False, "s")),
-    "s": (("fricative", False, "s"),), "z": (("fricative", True, "s"),),
-    "j": (("fricative", True, "sh"),), "f": (("fricative", False, "f"),),
-    "v": (("fricative", True, "f"),), "h": (("aspirate", False, ""),),
-    "m": (("nasal", True, ""),), "n": (("nasal", True, ""),),
-    "l": (("liquid", True, "l"),), "r": (("liquid", True, "r"),),
-    "w": (("liquid", True, "w"),), "y": (("liquid", True, "y"),),
+    "s": (("fricative", False, "s"),),
+    "z": (("fricative", True, "s"),),
+    "j": (("fricative", True, "sh"),),
+    "f": (("fricative", False, "f"),),
+    "v": (("fricative", True, "f"),),
+    "h": (("aspirate", False, ""),),
+    "m": (("nasal", True, ""),),
+    "n": (("nasal", True, ""),),
+    "l": (("liquid", True, "l"),),
+    "r": (("liquid", True, "r"),),
+    "w": (("liquid", True, "w"),),
+    "y": (("liquid", True, "y"),),
 }
 
 # Male reference F1-F3 loci of the sonorant consonants (they have their own formant targets;
@@ -100,8 +137,14 @@ _SONORANT_FORMANTS = {
 
 # Base durations (s) at REFERENCE_RATE.
 _DURATION_S = {
-    "vowel": 0.13, "closure": 0.06, "burst": 0.02, "fricative": 0.09, "aspirate": 0.06,
-    "nasal": 0.06, "liquid": 0.05, "dip": 0.04,
+    "vowel": 0.13,
+    "closure": 0.06,
+    "burst": 0.02,
+    "fricative": 0.09,
+    "aspirate": 0.06,
+    "nasal": 0.06,
+    "liquid": 0.05,
+    "dip": 0.04,
 }
 _STRESS_LENGTHENING = 1.25
 _FINAL_LENGTHENING = 1.2
@@ -114,8 +157,12 @@ _VOICING = {"vowel": 1.0, "nasal": 0.3, "liquid": 0.5, "dip": 0.12}
 _VOICED_OBSTRUENT = {"closure": 0.06, "burst": 0.1, "fricative": 0.25}
 _ASPIRATION = {"aspirate": 0.6, "burst": 0.4}
 _FRICATION = {"s": 0.35, "sh": 0.35, "f": 0.12, "burst": 0.6}
-_FRICATION_BANDS_HZ = {"s": (4000.0, 7500.0), "sh": (2000.0, 5000.0), "f": (1200.0, 7500.0),
-                       "burst": (1500.0, 6000.0)}
+_FRICATION_BANDS_HZ = {
+    "s": (4000.0, 7500.0),
+    "sh": (2000.0, 5000.0),
+    "f": (1200.0, 7500.0),
+    "burst": (1500.0, 6000.0),
+}
 
 
 @dataclass(frozen=True)
@@ -183,8 +230,9 @@ def _plan_word(word: str) -> list[Phone]:
         groups.pop()
         word = word[:-1]
     if not groups:
-        return _consonant_phones(word) + [Phone("vowel", quality="ah", stressed=True,
-                                                word_final=True)]
+        return _consonant_phones(word) + [
+            Phone("vowel", quality="ah", stressed=True, word_final=True)
+        ]
     phones: list[Phone] = []
     cursor = 0
     for number, (start, end) in enumerate(groups):
@@ -199,8 +247,11 @@ def _plan_word(word: str) -> list[Phone]:
             for size in (2, 1)
             if spelling[:size] in _VOWEL_SPELLINGS
         )
-        phones.append(Phone("vowel", quality=quality, stressed=number == 0,
-                            word_final=number == len(groups) - 1))
+        phones.append(
+            Phone(
+                "vowel", quality=quality, stressed=number == 0, word_final=number == len(groups) - 1
+            )
+        )
         cursor = end
     return phones + _consonant_phones(word[cursor:])
 
@@ -283,9 +334,7 @@ def _envelope(segments: list[_Segment], levels: list[float], times: np.ndarray) 
     return np.interp(times, knots, values)
 
 
-def _formant_track(
-    segments: list[_Segment], voice: Voice, times: np.ndarray
-) -> np.ndarray:
+def _formant_track(segments: list[_Segment], voice: Voice, times: np.ndarray) -> np.ndarray:
     """F1-F4 per time: held over the middle of vowels and sonorants, gliding in between.
 
     Every word has a vowel (see :func:`plan_text`), so there is always a target to hold.
@@ -313,8 +362,13 @@ def _formant_track(
     return np.stack([np.interp(times, knots, table[:, i]) for i in range(4)], axis=1)
 
 
-def _f0_contour(segments: list[_Segment], voice: Voice, rng: np.random.Generator,
-                times: np.ndarray, total: float) -> np.ndarray:
+def _f0_contour(
+    segments: list[_Segment],
+    voice: Voice,
+    rng: np.random.Generator,
+    times: np.ndarray,
+    total: float,
+) -> np.ndarray:
     """Declination plus pitch accents, in semitones around ``f0_mean`` over vowels.
 
     The first word is always accented, later words by chance (``_ACCENT_PROBABILITY``): if
@@ -455,10 +509,14 @@ def synthesize(
     times = np.arange(n) / SAMPLE_RATE
 
     voicing = _envelope(segments, [_voicing_level(s) for s in segments], times)
-    aspiration = _envelope(segments, [
-        0.0 if s.phone is not None and s.phone.voiced else _ASPIRATION.get(s.kind, 0.0)
-        for s in segments
-    ], times)
+    aspiration = _envelope(
+        segments,
+        [
+            0.0 if s.phone is not None and s.phone.voiced else _ASPIRATION.get(s.kind, 0.0)
+            for s in segments
+        ],
+        times,
+    )
 
     pulses, flow = _glottal_source(_f0_contour(segments, voice, rng, times, total), voice, rng)
     voiced = lfilter([1.0 - voice.tilt], [1.0, -voice.tilt], pulses) * voicing

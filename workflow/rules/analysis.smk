@@ -9,19 +9,20 @@ localrules:
 rule aggregate_speakers:
     input:
         manifest="results/{dataset}/manifest.parquet",
-        utterances=lambda wc: utterance_scores(wc.dataset) + reference_scores(wc.dataset),
+        utterances=lambda wc: utterance_scores(wc.dataset)
+        + reference_scores(wc.dataset),
         speakers=lambda wc: speaker_scores(wc.dataset),
     output:
         table="results/{dataset}/speakers.parquet",
         report="results/{dataset}/aggregation.json",
     log:
         "logs/{dataset}/aggregate_speakers.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/pathbench.yaml"
     script:
         "../../scripts/aggregate_speakers.py"
 
@@ -38,16 +39,16 @@ rule correlate:
             subcategory="{dataset}",
             labels={"dataset": "{dataset}", "table": "correlations"},
         ),
-    params:
-        settings=config["correlation"],
     log:
         "logs/{dataset}/correlate.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/pathbench.yaml"
+    params:
+        settings=config["correlation"],
     script:
         "../../scripts/correlate.py"
 
@@ -72,16 +73,16 @@ rule plot_dataset:
             subcategory="{dataset}",
             labels={"dataset": "{dataset}", "figure": "sign-aligned r"},
         ),
-    params:
-        allowlist=config["correlation"]["allowlist"],
     log:
         "logs/{dataset}/plot_dataset.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/pathbench.yaml"
+    params:
+        allowlist=config["correlation"]["allowlist"],
     script:
         "../../scripts/plot_dataset.py"
 
@@ -93,12 +94,12 @@ rule export_speaker_csv:
         directory("results/{dataset}/speaker_csv"),
     log:
         "logs/{dataset}/export_speaker_csv.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/pathbench.yaml"
     script:
         "../../scripts/export_speaker_csv.py"
 
@@ -120,15 +121,15 @@ rule results_table:
             category="Results table",
             labels={"figure": "heat map"},
         ),
-    params:
-        datasets=DATASETS,
     log:
         "logs/results_table.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/pathbench.yaml"
+    params:
+        datasets=DATASETS,
     script:
         "../../scripts/results_table.py"

@@ -8,7 +8,6 @@ from pathbench.demo import expected_utterances
 from pathbench.manifest import count_utterances, shard_count
 from pathbench.openset.stages import fold_counts
 
-
 validate(config, schema="../schemas/config.schema.yaml")
 
 KALDI_FILES = (
@@ -84,7 +83,9 @@ def reference_dir(name):
 def _kaldi_files(directory):
     if is_demo(directory):
         return [str(directory / name) for name in DEMO_FILES]
-    return [str(directory / name) for name in KALDI_FILES if (directory / name).is_file()]
+    return [
+        str(directory / name) for name in KALDI_FILES if (directory / name).is_file()
+    ]
 
 
 def kaldi_inputs(wildcards):
@@ -169,6 +170,33 @@ def speaker_scores(dataset):
     return [
         f"results/{dataset}/speaker_scores/{evaluator}.parquet"
         for evaluator in SPEAKER_EVALUATORS
+    ]
+
+
+def openset_feature_files(wildcards):
+    return [
+        f"results/{wildcards.dataset}/openset/features/{shard}.parquet"
+        for shard in shards(wildcards.dataset)
+    ]
+
+
+def openset_folds_file(wildcards):
+    return checkpoints.openset_folds.get(dataset=wildcards.dataset).output[0]
+
+
+def openset_count_files(wildcards):
+    n_tuning = fold_counts(openset_folds_file(wildcards))[int(wildcards.outer)]
+    return [
+        f"results/{wildcards.dataset}/openset/counts/{wildcards.outer}/{tuning}.parquet"
+        for tuning in range(n_tuning)
+    ]
+
+
+def openset_heldout_files(wildcards):
+    n_outer = len(fold_counts(openset_folds_file(wildcards)))
+    return [
+        f"results/{wildcards.dataset}/openset/heldout/{outer}.json"
+        for outer in range(n_outer)
     ]
 
 

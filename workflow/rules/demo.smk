@@ -7,16 +7,16 @@ rule make_demo:
             subset=DEMO_SUBSETS,
             name=DEMO_FILES,
         ),
-    params:
-        root=str(DEMO_DIR),
-        settings={k: v for k, v in DEMO.items() if k != "path"},
     log:
         "logs/make_demo.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/pathbench.yaml"
+    params:
+        root=lambda wildcards, output: str(Path(output.truth).parent),
+        settings={k: v for k, v in DEMO.items() if k != "path"},
     script:
         "../../scripts/make_demo.py"

@@ -1,30 +1,3 @@
-def openset_feature_files(wildcards):
-    return [
-        f"results/{wildcards.dataset}/openset/features/{shard}.parquet"
-        for shard in shards(wildcards.dataset)
-    ]
-
-
-def openset_folds_file(wildcards):
-    return checkpoints.openset_folds.get(dataset=wildcards.dataset).output[0]
-
-
-def openset_count_files(wildcards):
-    n_tuning = fold_counts(openset_folds_file(wildcards))[int(wildcards.outer)]
-    return [
-        f"results/{wildcards.dataset}/openset/counts/{wildcards.outer}/{tuning}.parquet"
-        for tuning in range(n_tuning)
-    ]
-
-
-def openset_heldout_files(wildcards):
-    n_outer = len(fold_counts(openset_folds_file(wildcards)))
-    return [
-        f"results/{wildcards.dataset}/openset/heldout/{outer}.json"
-        for outer in range(n_outer)
-    ]
-
-
 rule openset_features:
     input:
         manifest="results/{dataset}/manifest.parquet",
@@ -33,12 +6,12 @@ rule openset_features:
         "results/{dataset}/openset/features/{shard}.parquet",
     log:
         "logs/{dataset}/openset_features/{shard}.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=60,
-    conda:
-        "../envs/pathbench.yaml"
     script:
         "../../scripts/openset_features.py"
 
@@ -48,18 +21,18 @@ checkpoint openset_folds:
         openset_feature_files,
     output:
         "results/{dataset}/openset/folds.json",
-    params:
-        known_folds=config["openset"]["known_folds"],
-        max_outer_folds=config["openset"]["max_outer_folds"],
-        max_tuning_folds=config["openset"]["max_tuning_folds"],
     log:
         "logs/{dataset}/openset_folds.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/pathbench.yaml"
+    params:
+        known_folds=config["openset"]["known_folds"],
+        max_outer_folds=config["openset"]["max_outer_folds"],
+        max_tuning_folds=config["openset"]["max_tuning_folds"],
     script:
         "../../scripts/openset_folds.py"
 
@@ -70,16 +43,16 @@ rule fit_candidates:
         folds="results/{dataset}/openset/folds.json",
     output:
         "results/{dataset}/openset/counts/{outer}/{tuning}.parquet",
-    params:
-        grid=config["openset"]["grid"],
     log:
         "logs/{dataset}/fit_candidates/{outer}/{tuning}.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../envs/pathbench.yaml"
+    params:
+        grid=config["openset"]["grid"],
     script:
         "../../scripts/fit_candidates.py"
 
@@ -91,12 +64,12 @@ rule select_config:
         "results/{dataset}/openset/selected/{outer}.json",
     log:
         "logs/{dataset}/select_config/{outer}.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/pathbench.yaml"
     script:
         "../../scripts/select_config.py"
 
@@ -110,12 +83,12 @@ rule heldout_score:
         "results/{dataset}/openset/heldout/{outer}.json",
     log:
         "logs/{dataset}/heldout_score/{outer}.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/pathbench.yaml"
     script:
         "../../scripts/heldout_score.py"
 
@@ -142,11 +115,11 @@ rule openset_summary:
         ),
     log:
         "logs/{dataset}/openset_summary.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/pathbench.yaml"
     script:
         "../../scripts/openset_summary.py"

@@ -3,17 +3,17 @@ rule fa_trim:
         manifest="results/{dataset}/manifest.parquet",
     output:
         "results/{dataset}/trim/{shard}.parquet",
-    params:
-        shard=lambda wc: int(wc.shard),
-        settings=lambda wc: trim_settings(wc.dataset),
     log:
         "logs/{dataset}/fa_trim/{shard}.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=60,
-    conda:
-        "../envs/pathbench.yaml"
+    params:
+        shard=lambda wc: int(wc.shard),
+        settings=lambda wc: trim_settings(wc.dataset),
     script:
         "../../scripts/fa_trim.py"
 
@@ -23,16 +23,16 @@ rule fa_trim_reference:
         manifest="results/{dataset}/reference/manifest.parquet",
     output:
         "results/{dataset}/reference/trim.parquet",
-    params:
-        shard=None,
-        settings=lambda wc: trim_settings(wc.dataset),
     log:
         "logs/{dataset}/fa_trim_reference.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=120,
-    conda:
-        "../envs/pathbench.yaml"
+    params:
+        shard=None,
+        settings=lambda wc: trim_settings(wc.dataset),
     script:
         "../../scripts/fa_trim.py"

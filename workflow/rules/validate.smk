@@ -4,18 +4,18 @@ rule validate_dataset:
     output:
         manifest="results/{dataset}/manifest.parquet",
         report="results/{dataset}/validation.json",
-    params:
-        directory=lambda wc: str(dataset_dir(wc.dataset)),
-        n_shards=lambda wc: n_shards(wc.dataset),
-        settings=config["validation"],
     log:
         "logs/{dataset}/validate_dataset.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../envs/pathbench.yaml"
+    params:
+        directory=lambda wc: str(dataset_dir(wc.dataset)),
+        n_shards=lambda wc: n_shards(wc.dataset),
+        settings=config["validation"],
     script:
         "../../scripts/validate_dataset.py"
 
@@ -26,17 +26,17 @@ rule validate_reference:
     output:
         manifest="results/{dataset}/reference/manifest.parquet",
         report="results/{dataset}/reference/validation.json",
-    params:
-        directory=lambda wc: str(reference_dir(wc.dataset)),
-        n_shards=1,
-        settings=config["validation"],
     log:
         "logs/{dataset}/validate_reference.log",
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../envs/pathbench.yaml"
+    params:
+        directory=lambda wc: str(reference_dir(wc.dataset)),
+        n_shards=1,
+        settings=config["validation"],
     script:
         "../../scripts/validate_dataset.py"

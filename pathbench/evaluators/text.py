@@ -1,0 +1,96 @@
+"""Reference-text measures with the PocketSphinx models embedded in its wheel (English).
+
+A recogniser trained on typical speech stands in for a naive listener: the less intelligible
+the speech, the more it gets wrong. The decoders load once per evaluator instance, which the
+workflow creates once per job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from pathbench import SAMPLE_RATE
+from pathbench.audio import load_shared
+from pathbench.evaluator import ReferenceTxtEvaluator, Score, Trimmer, guarded
+from pathbench.measures import recognition
+from pathbench.sphinx import SphinxModels
+from pathbench.status import ERROR, OK
+from pathbench.text import clean_text
+
+
+class _SphinxEvaluator(ReferenceTxtEvaluator):
+    """Shared model handling; subclasses say which measure of :mod:`recognition` they run."""
+
+    languages = ("en",)
+
+    def __init__(self) -> None:
+        self.models = SphinxModels()
+
+    def _audio(self, audio_path: str, start: float, end: float) -> np.ndarray:
+        return load_shared(audio_path, start, end)
+
+
+class WEREvaluator(_SphinxEvaluator):
+    """Word error rate of the recognised words; the hypothesis is kept in the message."""
+
+    name = "wer"
+    direction = -1
+    unit = "ratio"
+    _measure: Callable = staticmethod(recognition.wer)
+
+    def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:
+        audio = self._audio(audio_path, start, end)
+        result: list[recognition.Recognition] = []
+
+        def compute() -> float:
+            result.append(self._measure(audio, transcription, language, self.models))
+            return result[0].rate
+
+        score = guarded(compute)
+        if score.status == OK and result:
+            return Score(score.value, OK, result[0].hypothesis)
+        return score
+
+
+class PEREvaluator(WEREvaluator):
+    """Phone error rate of phone recognition against the dictionary pronunciation."""
+
+    name = "per"
+    _measure = staticmethod(recognition.per)
+
+
+class GOPEvaluator(_SphinxEvaluator):
+    """Goodness of pronunciation: forced alignment against the free phone loop (nats/frame)."""
+
+    name = "gop"
+    unit = "nats/frame"
+
+    def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:
+        audio = self._audio(audio_path, start, end)
+        return guarded(lambda: recognition.gop(audio, transcription, language, self.models))
+
+
+class WPMEvaluator(ReferenceTxtEvaluator):
+    """Words per minute of the transcription over the utterance's (trimmed) duration."""
+
+    name = "wpm"
+    unit = "words/min"
+    trimmable = True
+
+    def __init__(self, trimmer: Trimmer | None = None) -> None:
+        self.trimmer = trimmer
+
+    def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:
+        if self.trimmer is None:
+            audio = load_shared(audio_path, start, end)
+        else:
+            audio = self.trimmer.trim(audio_path, transcription, language, start, end).audio
+        if audio is None:
+            return Score(None, ERROR, "no audio samples")
+        n_words = len(clean_text(transcription).split())
+        return guarded(lambda: recognition.wpm(n_words, len(audio) / SAMPLE_RATE))
+
+    def trimmed(self, trimmer: Trimmer) -> WPMEvaluator:
+        return WPMEvaluator(trimmer)
