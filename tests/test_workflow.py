@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from workflow_run import copy_workflow, output_files, snakemake
@@ -60,6 +61,32 @@ def test_manifests_and_scores(demo_run):
     )
     counts = scores.groupby(["evaluator", "variant"])["utt_id"].nunique()
     assert (counts == len(manifest)).all(), counts
+
+
+# Metrics with a strong designed effect in the demo generator, and the knob behind each.
+DESIGNED_EFFECTS = {
+    "cpp": "breathiness",
+    "cpps": "breathiness",
+    "cpps_fa": "breathiness",
+    "vsa": "vowel_centralisation",
+    "speech_rate_fa": "rate",
+    "wpm_fa": "rate",
+    "nad_control": "severity",
+}
+
+
+def test_designed_effects_are_recovered(demo_run):
+    truth = json.loads((demo_run / "resources/demo/truth.json").read_text())
+    speakers = read_parquet(demo_run / "results/demo/speakers.parquet")
+    ground_truth = speakers.drop_duplicates("speaker_id").set_index("speaker_id")["ground_truth"]
+    for speaker, score in ground_truth.items():
+        assert score == pytest.approx(truth["speakers"][speaker]["score"])
+    correlations = read_parquet(demo_run / "results/demo/correlations.parquet").set_index("metric")
+    for metric, knob in DESIGNED_EFFECTS.items():
+        knob_values = [truth["speakers"][s][knob] for s in ground_truth.index]
+        severities = [truth["speakers"][s]["severity"] for s in ground_truth.index]
+        assert abs(np.corrcoef(knob_values, severities)[0, 1]) > 0.9, knob
+        assert correlations.loc[metric, "aligned_r"] >= 0.6, correlations.loc[metric]
 
 
 def test_results_table_plots_and_report(demo_run):

@@ -1,0 +1,203 @@
+"""Trimming as a decorator: the fa_trim stage, stored boundaries, and trimmed variants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import soundfile as sf
+from kaldi_builder import build_dataset, write_lines
+from speech_fixtures import SENTENCES, pad_in_noise, require_espeak, spoken_sentences
+
+from pathbench import SAMPLE_RATE, registry
+from pathbench.audio import load_audio, load_shared
+from pathbench.evaluator import Item
+from pathbench.evaluators.reference import PEstoiTrimmedEvaluator, TrimmedNADEvaluator
+from pathbench.io import read_parquet
+from pathbench.manifest import load_manifest, validate_dataset
+from pathbench.measures import nad
+from pathbench.measures.cepstral import cpp
+from pathbench.scoring import score_utterances
+from pathbench.trimming import StoredTrimmer, trim_shard
+from pathbench.vad import TrimRecord, TrimResult
+
+
+@pytest.fixture(scope="module")
+def padded_dataset(tmp_path_factory):
+    """Three espeak-ng sentences padded with noise, as a one-speaker Kaldi dataset."""
+    require_espeak()
+    root = tmp_path_factory.mktemp("padded")
+    (root / "wav").mkdir()
+    rng = np.random.default_rng(3)
+    truth = {}
+    wav, text, utt2spk = [], [], []
+    for k, speech in enumerate(spoken_sentences()[:3]):
+        padded = pad_in_noise(speech, rng, exponent=1.0)
+        utt = f"s1_u{k}"
+        sf.write(root / "wav" / f"{utt}.wav", padded.audio, SAMPLE_RATE, subtype="PCM_16")
+        truth[utt] = padded
+        wav.append(f"{utt} wav/{utt}.wav")
+        text.append(f"{utt} {SENTENCES[k]}")
+        utt2spk.append(f"{utt} s1")
+    write_lines(root / "wav.scp", wav)
+    write_lines(root / "text", text)
+    write_lines(root / "utt2spk", utt2spk)
+    write_lines(root / "spk2score", ["s1 90"])
+    write_lines(root / "spk2gender", ["s1 m"])
+    write_lines(root / "language", ["en"])
+    manifest = root / "manifest.parquet"
+    validate_dataset(root, manifest, root / "validation.json", n_shards=1)
+    trim = root / "trim.parquet"
+    trim_shard(manifest, 0, trim, {"backend": "auto"})
+    return manifest, trim, truth
+
+
+def test_fa_trim_stage_stores_boundaries_near_the_truth(padded_dataset):
+    _manifest, trim, truth = padded_dataset
+    table = read_parquet(trim).set_index("utt_id")
+    assert list(table["status"]) == ["aligned"] * 3
+    for utt, padded in truth.items():
+        assert table.loc[utt, "trim_start_s"] == pytest.approx(padded.start_s - 0.05, abs=0.06)
+        assert table.loc[utt, "trim_end_s"] == pytest.approx(padded.end_s + 0.05, abs=0.06)
+        assert table.loc[utt, "n_words_aligned"] == len(SENTENCES[int(utt[-1])].split())
+
+
+def test_trimmed_cpp_equals_cpp_of_the_cut_speech(padded_dataset):
+    manifest, trim, _truth = padded_dataset
+    trimmer = StoredTrimmer.from_files([manifest], [trim])
+    row = load_manifest(manifest).iloc[0]
+    bounds = read_parquet(trim).iloc[0]
+    raw_audio = load_audio(row.audio_path)
+    cut = raw_audio[
+        round(bounds.trim_start_s * SAMPLE_RATE) : round(bounds.trim_end_s * SAMPLE_RATE)
+    ]
+    evaluator = registry.create("cpp")
+    item = Item(row.utt_id, row.audio_path, transcription=row.text, language="en")
+    trimmed = evaluator.trimmed(trimmer).evaluate(item).value
+    raw = evaluator.evaluate(item).value
+    assert trimmed == pytest.approx(cpp(cut, SAMPLE_RATE), rel=1e-12)
+    assert abs(trimmed - raw) > 1e-3 * abs(raw)
+
+
+def test_score_utterances_writes_raw_and_fa_rows(padded_dataset, tmp_path):
+    manifest, trim, _truth = padded_dataset
+    frame = score_utterances(
+        manifest,
+        0,
+        "speech_rate",
+        tmp_path / "s.parquet",
+        variants=("raw", "fa"),
+        trim_paths=[trim],
+    )
+    assert sorted(frame["metric"].unique()) == ["speech_rate", "speech_rate_fa"]
+    assert len(frame) == 6 and (frame["status"] == "ok").all()
+    rates = frame.pivot(index="utt_id", columns="variant", values="score")
+    assert (rates["fa"] > rates["raw"]).all()
+
+
+class FakeTrims:
+    """A trimmer whose outcome per file is set by the test: a real cut or a fallback."""
+
+    def __init__(self, failing: set[str]) -> None:
+        self.failing = failing
+        self.calls: list[str] = []
+
+    def trim(self, audio_path, transcription, language, start_time, end_time) -> TrimResult:
+        self.calls.append(audio_path)
+        audio = load_audio(audio_path, start_time, end_time)
+        if audio_path in self.failing:
+            return TrimResult(
+                audio,
+                SAMPLE_RATE,
+                TrimRecord("energy", "failed_fallback", 0.0, len(audio) / SAMPLE_RATE),
+            )
+        return TrimResult(
+            audio[1600:-1600],
+            SAMPLE_RATE,
+            TrimRecord("energy", "energy", 0.1, len(audio) / SAMPLE_RATE - 0.1),
+        )
+
+
+@pytest.fixture(scope="module")
+def group(tmp_path_factory):
+    """A test sentence and three references (the same sentence at other noise levels)."""
+    require_espeak()
+    root = tmp_path_factory.mktemp("group")
+    speech = spoken_sentences()[0]
+    rng = np.random.default_rng(5)
+    paths = []
+    for k in range(4):
+        padded = pad_in_noise(speech, rng, snr_db=25.0 - 3 * k)
+        path = root / f"u{k}.wav"
+        sf.write(path, padded.audio, SAMPLE_RATE, subtype="PCM_16")
+        paths.append(str(path))
+    return paths
+
+
+def _nad_of(paths, trimmed: bool) -> float:
+    def features(path):
+        audio = load_audio(path)
+        return nad.nad_features(audio[1600:-1600] if trimmed else audio)
+
+    return nad.nad(features(paths[0]), [features(p) for p in paths[1:]])
+
+
+def test_nad_fa_falls_back_for_the_whole_group(group):
+    test, *refs = group
+    references = tuple((p, 0.0, -1.0) for p in refs)
+    item = dict(
+        utt_id="t",
+        audio_path=test,
+        start=0.0,
+        end=-1.0,
+        transcription=SENTENCES[0],
+        language="en",
+        reference_audios=references,
+    )
+    good = TrimmedNADEvaluator(FakeTrims(set())).evaluate(Item(**item))
+    assert good.status == "ok" and good.value == pytest.approx(_nad_of(group, trimmed=True))
+    fallback = TrimmedNADEvaluator(FakeTrims({refs[1]})).evaluate(Item(**item))
+    assert fallback.value == pytest.approx(_nad_of(group, trimmed=False))
+    assert "group fallback" in fallback.message and "u2" in fallback.message
+    assert fallback.value != pytest.approx(good.value)
+
+
+def test_p_estoi_fa_drops_references_whose_trim_failed(group):
+    test, *refs = group
+    references = tuple((p, 0.0, -1.0) for p in refs)
+    item = Item("t", test, transcription=SENTENCES[0], language="en", reference_audios=references)
+    full = PEstoiTrimmedEvaluator(FakeTrims(set())).evaluate(item)
+    dropped = PEstoiTrimmedEvaluator(FakeTrims({refs[0]})).evaluate(item)
+    assert full.status == dropped.status == "ok" and "1 reference(s) dropped" in dropped.message
+    assert dropped.value != pytest.approx(full.value)
+    two_dropped = PEstoiTrimmedEvaluator(FakeTrims({refs[0], refs[1]})).evaluate(item)
+    assert two_dropped.status == "too_few_references" and two_dropped.value is None
+    failed_test = PEstoiTrimmedEvaluator(FakeTrims({test})).evaluate(item)
+    assert (failed_test.value, failed_test.status) == (0.0, "trim_failed")
+
+
+def test_reference_evaluators_without_references(group):
+    item = Item("t", group[0], reference_audios=())
+    for name in ("p_estoi", "p_stoi", "nad"):
+        assert registry.create(name).evaluate(item).status == "no_reference"
+    one = Item("t", group[0], reference_audios=((group[1], 0.0, -1.0),))
+    assert registry.create("p_estoi").evaluate(one).status == "too_few_references"
+    assert registry.create("nad").evaluate(one).status == "ok"
+
+
+def test_reference_features_are_decoded_once_per_job(group):
+    evaluator = registry.create("nad")
+    references = tuple((p, 0.0, -1.0) for p in group[1:])
+    load_shared.cache_clear()
+    for _ in range(3):
+        evaluator.evaluate(Item("t", group[0], reference_audios=references))
+    assert load_shared.cache_info().misses == 4
+
+
+def test_non_english_rows_are_unsupported_for_text_measures(tmp_path):
+    root = build_dataset(tmp_path / "d")
+    write_lines(root / "language", ["nl"])
+    validate_dataset(root, tmp_path / "m.parquet", tmp_path / "v.json", n_shards=1)
+    for name in ("wer", "per", "gop"):
+        frame = score_utterances(tmp_path / "m.parquet", 0, name, tmp_path / f"{name}.parquet")
+        assert len(frame) == 4 and (frame["status"] == "unsupported_language").all()
+        assert frame["score"].isna().all()
