@@ -72,6 +72,20 @@ def guarded(compute: Callable[[], float]) -> Score:
     return Score(float(value))
 
 
+def contained(call: Callable[..., Score], *args: Any) -> Score:
+    """Run a whole evaluation and turn any exception into a row with a status.
+
+    :func:`guarded` protects the built-in measures; this protects the scoring stage from
+    evaluators (plugins included) that raise from ``score`` itself.
+    """
+    try:
+        return call(*args)
+    except NoScore as missing:
+        return Score(None, missing.status, missing.reason)
+    except Exception as exc:  # noqa: BLE001 - recorded as status=error, never swallowed
+        return Score(None, ERROR, f"{type(exc).__name__}: {exc}")
+
+
 class Evaluator(ABC):
     """Common metadata; subclasses are registered by ``name`` in :mod:`pathbench.registry`.
 

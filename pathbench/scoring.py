@@ -8,6 +8,7 @@ in the results.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 
 from pathbench import registry
-from pathbench.evaluator import Evaluator, Item, Score, Trimmer
+from pathbench.evaluator import Evaluator, Item, Score, Trimmer, contained
 from pathbench.io import write_parquet
 from pathbench.manifest import load_manifest
 from pathbench.references import index_by_text, select_references
@@ -131,7 +132,7 @@ def score_utterances(
             {"utt_id": it.utt_id, "speaker_id": it.speaker_id},
             evaluator_name,
             variant,
-            instance.evaluate(it),
+            contained(instance.evaluate, it),
         )
         for it in items
         for variant, instance in chosen
@@ -201,7 +202,7 @@ def score_references(
         strict=True,
     ):
         refs = tuple(select_references(test, own, reference, reference_type))
-        score = evaluator.evaluate(Item(**{**item.__dict__, "reference_audios": refs}))
+        score = contained(evaluator.evaluate, replace(item, reference_audios=refs))
         row = _row(
             {"utt_id": item.utt_id, "speaker_id": item.speaker_id},
             evaluator_name,
