@@ -141,6 +141,7 @@ def test_score_utterances_writes_one_row_per_utterance_even_on_errors(plugin, ma
     assert list(stored.columns) == [
         "utt_id",
         "speaker_id",
+        "metric",
         "evaluator",
         "variant",
         "score",

@@ -14,6 +14,7 @@ test_slurm.py.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -106,10 +107,8 @@ def uninterrupted(tmp_path_factory):
 
 def _kill_group(process: subprocess.Popen) -> None:
     """SIGKILL the whole process group and wait until none of its processes is left."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     process.wait()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -140,11 +140,17 @@ def test_slurm_executor_plugin_profile(local_run, tmp_path):
     workdir = copy_workflow(tmp_path / "workflow")
     text = _run(workdir, "--profile", str(profile))
 
-    run_id = re.search(r"SLURM run ID: (\S+)", text)
-    assert run_id, text[:3000]
     submitted = re.findall(r"has been submitted with SLURM jobid (\d+)", text)
     assert submitted, "no job was submitted to SLURM"
-    assert "group job" in text.lower() or "group" in text, "no group job was formed"
+    assert "Group job score" in text, "the profile's groups formed no group job"
+    # Jobs are named after the run ID, which `scancel --name <run ID>` relies on (README).
+    run_id = re.search(r"SLURM run ID: (\S+)", text)
+    assert run_id, text[:3000]
+    listed = subprocess.run(["squeue", "--noheader", "--states=all", "--name", run_id[1],
+                             "--format=%i %T"], capture_output=True, text=True, timeout=60)
+    states = dict(line.split() for line in listed.stdout.splitlines() if line.strip())
+    assert set(states) <= set(submitted) and states, listed.stdout + listed.stderr
+    assert set(states.values()) == {"COMPLETED"}, states
     _assert_same_outputs(local_run, workdir)
 
 

@@ -40,7 +40,7 @@ def test_dry_run_lists_the_plan(tmp_path):
 def test_unknown_config_key_stops_before_any_job(tmp_path):
     workdir = copy_workflow(tmp_path)
     result = snakemake(workdir, "-n", "--config", "shard_sise=3", check=False)
-    assert result.returncode != 0 and "shard_sise" in result.stderr
+    assert result.returncode != 0 and "shard_sise" in result.stdout + result.stderr
     assert not (workdir / "results").exists()
 
 
