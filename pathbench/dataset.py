@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,6 +36,17 @@ GENDERS = ("m", "f")
 SEGMENT_TOLERANCE_S = 0.05
 SILENCE_PEAK = 1.0 / 32768.0
 """A file whose peak never exceeds one 16-bit step holds no signal at all."""
+
+
+def _parse_score(raw: str) -> float | None:
+    """A finite float, NaN for ``N/A`` (unrated speakers, e.g. controls), None if invalid."""
+    if raw == "N/A":
+        return math.nan
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 class DatasetError(Exception):
@@ -179,48 +191,45 @@ class Dataset:
             by_speaker.setdefault(entry.fields[0], []).append(utt)
         return by_speaker
 
-    def _read_scores(self, spk2score: Table, utt2spk: Table) -> dict[str, float]:
+    def _read_speaker_values(
+        self,
+        table: Table,
+        utt2spk: Table,
+        parse: Callable[[str], object | None],
+        problem: str,
+        fix: str,
+    ) -> dict[str, Any]:
+        """Per-speaker values of ``table``; a value ``parse`` rejects (None) becomes a finding
+        that invalidates that speaker's utterances."""
         by_speaker = self._utts_of(utt2spk)
-        scores: dict[str, float] = {}
-        for spk, entry in spk2score.entries.items():
-            raw = entry.fields[0]
-            if raw == "N/A":
-                scores[spk] = math.nan
-                continue
-            try:
-                value = float(raw)
-            except ValueError:
-                value = math.nan
-            if not math.isfinite(value):
+        values: dict[str, Any] = {}
+        for spk, entry in table.entries.items():
+            value = parse(entry.fields[0])
+            if value is None:
                 self._error(
-                    spk2score,
-                    entry.line,
-                    raw,
-                    "score is neither a finite number nor N/A",
-                    "write a number, or N/A for speakers without a rating",
-                    tuple(by_speaker.get(spk, ())),
+                    table, entry.line, entry.fields[0], problem, fix, tuple(by_speaker.get(spk, ()))
                 )
-                continue
-            scores[spk] = value
-        return scores
+            else:
+                values[spk] = value
+        return values
+
+    def _read_scores(self, spk2score: Table, utt2spk: Table) -> dict[str, float]:
+        return self._read_speaker_values(
+            spk2score,
+            utt2spk,
+            _parse_score,
+            "score is neither a finite number nor N/A",
+            "write a number, or N/A for speakers without a rating",
+        )
 
     def _read_genders(self, spk2gender: Table, utt2spk: Table) -> dict[str, str]:
-        by_speaker = self._utts_of(utt2spk)
-        genders: dict[str, str] = {}
-        for spk, entry in spk2gender.entries.items():
-            value = entry.fields[0]
-            if value not in GENDERS:
-                self._error(
-                    spk2gender,
-                    entry.line,
-                    value,
-                    "gender is not m or f",
-                    "write m or f",
-                    tuple(by_speaker.get(spk, ())),
-                )
-                continue
-            genders[spk] = value
-        return genders
+        return self._read_speaker_values(
+            spk2gender,
+            utt2spk,
+            lambda raw: raw if raw in GENDERS else None,
+            "gender is not m or f",
+            "write m or f",
+        )
 
     def _spans(
         self, wav: Table, utt2spk: Table, segments: Table | None
@@ -571,7 +580,7 @@ class Dataset:
             yield utt.utt_id, utt.audio_path, utt.text, refs, utt.start, utt.end
 
     def references(self, utt_id: str, kind: str) -> list[ReferenceAudio]:
-        """Reference recordings of ``utt_id``; see :func:`pathbench.references.select_references`."""
+        """References of ``utt_id``: see :func:`pathbench.references.select_references`."""
         reference = self.reference._index() if self.reference is not None else {}
         return select_references(self.utterances[utt_id], self._index(), reference, kind)
 

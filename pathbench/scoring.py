@@ -159,9 +159,8 @@ def score_speakers(
     for speaker, group in load_manifest(manifest_path).groupby("speaker_id", sort=True):
         items = items_from_manifest(group)
         for variant, instance in chosen:
-            row = _row(
-                {"speaker_id": speaker}, evaluator_name, variant, instance.evaluate_speaker(items)
-            )
+            score = contained(instance.evaluate_speaker, items)
+            row = _row({"speaker_id": speaker}, evaluator_name, variant, score)
             rows.append({**row, "n_utterances": len(items)})
     frame = pd.DataFrame(rows, columns=SPEAKER_SCORE_SCHEMA.names)
     settings = {"evaluator": evaluator_name, "options": options, "variants": list(variants)}
