@@ -107,3 +107,16 @@ def test_rerun_has_nothing_to_do_and_outputs_are_stable(demo_run):
     result = snakemake(demo_run, "-n")
     assert "Nothing to be done" in result.stdout + result.stderr
     assert output_files(demo_run) == before
+
+
+def test_adding_an_evaluator_reruns_only_its_jobs(demo_run):
+    config = (demo_run / "config/config.yaml").read_text()
+    extended = config.replace("  - p_estoi\n", "  - p_estoi\n  - p_stoi\n", 1)
+    assert extended != config
+    (demo_run / "extended.yaml").write_text(extended)
+    plan = snakemake(demo_run, "-n", "--configfile", "extended.yaml").stdout
+    scoring = [
+        line for line in plan.splitlines() if "reference_scores/" in line or "/scores/" in line
+    ]
+    assert scoring and all("p_stoi" in line for line in scoring), scoring
+    assert "score_utterances" not in plan and "score_speakers" not in plan
