@@ -77,8 +77,15 @@ def test_kaldi_files_are_consistent(corpus: Path, truth: dict) -> None:
     counts = dict(zip(demo.DATASETS, expected_utterances(8, 6, 8), strict=True))
     for dataset in demo.DATASETS:
         root = corpus / dataset
-        for name in ("wav.scp", "text", "utt2spk", "utt2group", "spk2gender", "spk2score",
-                     "spk2age"):
+        for name in (
+            "wav.scp",
+            "text",
+            "utt2spk",
+            "utt2group",
+            "spk2gender",
+            "spk2score",
+            "spk2age",
+        ):
             raw = (root / name).read_text()
             keys = [line.split(" ", 1)[0] for line in raw.splitlines()]
             assert raw.endswith("\n") and "\r" not in raw, name
@@ -194,8 +201,9 @@ def test_severity_slows_speech(corpus: Path, truth: dict) -> None:
 
 def test_word_mode_makes_short_single_word_files(tmp_path: Path) -> None:
     assert len(WORDS) == len(set(WORDS)) == 155
-    root = generate_corpus(tmp_path / "words", word_mode=True, n_pathological=2, n_control=2,
-                           n_utterances=6)
+    root = generate_corpus(
+        tmp_path / "words", word_mode=True, n_pathological=2, n_control=2, n_utterances=6
+    )
     truth = json.loads((root / "truth.json").read_text())
     texts = read_table(root / "pathological" / "text")
     assert set(texts.values()) == set(WORDS[:6])
@@ -233,8 +241,17 @@ def test_expected_utterances_counts_both_datasets() -> None:
 
 @pytest.mark.parametrize(
     ("word", "vowels"),
-    [("make", 1), ("the", 1), ("paragraph", 3), ("happy", 2), ("yes", 1), ("beyond", 2),
-     ("november", 3), ("hmm", 1), ("queen", 1)],
+    [
+        ("make", 1),
+        ("the", 1),
+        ("paragraph", 3),
+        ("happy", 2),
+        ("yes", 1),
+        ("beyond", 2),
+        ("november", 3),
+        ("hmm", 1),
+        ("queen", 1),
+    ],
 )
 def test_syllables_follow_vowel_letter_groups(word: str, vowels: int) -> None:
     (phones,) = plan_text(word)
@@ -242,6 +259,18 @@ def test_syllables_follow_vowel_letter_groups(word: str, vowels: int) -> None:
 
 
 def test_cli_writes_a_corpus(tmp_path: Path) -> None:
-    assert demo.main([str(tmp_path / "cli"), "--n-pathological", "1", "--n-control", "1",
-                      "--n-utterances", "1"]) == 0
+    assert (
+        demo.main(
+            [
+                str(tmp_path / "cli"),
+                "--n-pathological",
+                "1",
+                "--n-control",
+                "1",
+                "--n-utterances",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "cli" / "control" / "wav.scp").read_text() == "C01_001 wav/C01_001.wav\n"
