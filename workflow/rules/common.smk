@@ -111,7 +111,10 @@ def trim_tables(dataset, reference=False):
         return []
     tables = [f"results/{dataset}/trim/{shard}.parquet" for shard in shards(dataset)]
     if reference and reference_dir(dataset) is not None:
-        tables.append(f"results/{dataset}/reference/trim.parquet")
+        tables += [
+            f"results/{dataset}/reference/trim/{shard}.parquet"
+            for shard in reference_shards(dataset)
+        ]
     return tables
 
 
@@ -121,12 +124,11 @@ def reference_manifest(dataset):
     return [f"results/{dataset}/reference/manifest.parquet"]
 
 
-def n_shards(name):
+def _directory_shards(directory):
     """Shards planned from utt2spk's line count, so a dry run already shows every job.
 
     The demo corpus does not exist before its rule runs; its size is known from the config.
     """
-    directory = dataset_dir(name)
     if (directory / "utt2spk").is_file():
         n = count_utterances(directory)
     elif is_demo(directory):
@@ -135,12 +137,24 @@ def n_shards(name):
         )
         n = counts[DEMO_SUBSETS.index(directory.name)]
     else:
-        raise ValueError(f"dataset {name}: {directory / 'utt2spk'} does not exist")
+        raise ValueError(f"{directory / 'utt2spk'} does not exist")
     return shard_count(n, config["shard_size"])
+
+
+def n_shards(name):
+    return _directory_shards(dataset_dir(name))
+
+
+def n_reference_shards(name):
+    return _directory_shards(reference_dir(name))
 
 
 def shards(name):
     return [f"{i:04d}" for i in range(n_shards(name))]
+
+
+def reference_shards(name):
+    return [f"{i:04d}" for i in range(n_reference_shards(name))]
 
 
 def variants(name):

@@ -22,17 +22,17 @@ rule fa_trim_reference:
     input:
         manifest="results/{dataset}/reference/manifest.parquet",
     output:
-        "results/{dataset}/reference/trim.parquet",
+        "results/{dataset}/reference/trim/{shard}.parquet",
     log:
-        "logs/{dataset}/fa_trim_reference.log",
+        "logs/{dataset}/fa_trim_reference/{shard}.log",
     conda:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
         mem_mb=2000,
-        runtime=120,
+        runtime=60,
     params:
-        shard=None,
+        shard=lambda wc: int(wc.shard),
         settings=lambda wc: trim_settings(wc.dataset),
     script:
         "../../scripts/fa_trim.py"

@@ -36,7 +36,7 @@ rule validate_reference:
         runtime=30,
     params:
         directory=lambda wc: str(reference_dir(wc.dataset)),
-        n_shards=1,
+        n_shards=lambda wc: n_reference_shards(wc.dataset),
         settings=config["validation"],
     script:
         "../../scripts/validate_dataset.py"
