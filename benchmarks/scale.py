@@ -26,6 +26,8 @@ scratch directory and reused by later runs with the same shape.
 from __future__ import annotations
 
 import argparse
+import base64
+import contextlib
 import datetime as dt
 import json
 import os
@@ -33,13 +35,14 @@ import platform
 import re
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import yaml
@@ -57,6 +60,7 @@ GOAL_WALL_S = 600.0
 GOAL_OVERHEAD = 0.05
 WORKFLOW_FILES = ("Snakefile", "workflow", "config", "scripts")
 _FINISHED = re.compile(r"^Finished jobid: \d+ \(Rule: (\w+)\)$", re.M)
+_STATS_ROW = re.compile(r"^(\w+)\s+(\d+)$", re.M)
 
 
 @dataclass
@@ -71,12 +75,28 @@ class Result:
     wall_s: float
     cpu_s: float
     cores: int
+    planned: dict[str, int]
     jobs_by_rule: dict[str, int]
     rule_times: dict[str, RuleTime]
     first_job_s: float
     startup_s: float
     shard_size: int
     returncode: int
+    stopped_after: float | None
+    evaluator_times: dict[str, RuleTime] = field(default_factory=dict)
+    load: tuple[float, float] | None = None
+    """1-minute load average before and after the run (other work on the machine)."""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> Result:
+        data = json.loads(text)
+        for key in ("rule_times", "evaluator_times"):
+            data[key] = {k: RuleTime(**v) for k, v in data[key].items()}
+        data["load"] = tuple(data["load"]) if data.get("load") else None
+        return cls(**data)
 
     @property
     def n_jobs(self) -> int:
@@ -89,6 +109,12 @@ class Result:
     @property
     def overhead_s(self) -> float:
         return self.wall_s - self.job_seconds / self.cores
+
+    def projected(self, rule: str) -> float | None:
+        """Sum of run times of all planned jobs of a rule, from the mean of those that ran."""
+        t = self.rule_times.get(rule)
+        n = max(self.planned.get(rule, 0), t.jobs if t else 0)
+        return None if t is None else n * t.seconds / t.jobs
 
 
 def corpus(scratch: Path, seed: int) -> tuple[Path, float]:
@@ -141,24 +167,66 @@ def prepare_workflow(scratch: Path, corpus_dir: Path, shard_size: int) -> tuple[
     return workdir, config_path
 
 
-def job_times(workdir: Path) -> tuple[dict[str, RuleTime], float]:
-    """Run times per rule from .snakemake/metadata, and the earliest job start (epoch s)."""
-    seen = set()
-    per_rule: dict[str, list[float]] = defaultdict(list)
-    first = float("inf")
-    for path in (workdir / ".snakemake" / "metadata").iterdir():
+def planned_jobs(workdir: Path, config_path: Path) -> dict[str, int]:
+    """Jobs per rule in the dry run's plan (jobs behind checkpoints are not known yet)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--configfile",
+         str(config_path.relative_to(workdir))],
+        cwd=workdir, capture_output=True, text=True, check=True)
+    text = result.stdout + result.stderr
+    stats = text[text.index("Job stats:"):]
+    counts = {}
+    for name, count in _STATS_ROW.findall(stats):
+        if name == "total":
+            break
+        counts[name] = int(count)
+    return counts
+
+
+def _evaluator(rule: str, output: str) -> str | None:
+    """``rule: evaluator[/reftype]`` for scoring outputs, from the output path."""
+    parts = Path(output).parts
+    for folder in ("scores", "reference_scores", "speaker_scores"):
+        if folder in parts[:-1]:
+            inner = parts[parts.index(folder) + 1:]
+            name = "/".join(inner[:-1]) if len(inner) > 1 else Path(inner[0]).stem
+            return f"{rule}: {name}"
+    return None
+
+
+def job_times(workdir: Path) -> tuple[dict[str, RuleTime], dict[str, RuleTime], float]:
+    """Run times per rule and per scoring evaluator from .snakemake/metadata, and the earliest
+    job start (epoch s).
+
+    There is one record per output file (named by the output path in base64); the outputs of
+    one job share rule, job hash and end time (their start times differ by microseconds: the
+    earliest is taken).
+    """
+    starts: dict[tuple[str, object, float], float] = {}
+    outputs: dict[tuple[str, object, float], str] = {}
+    metadata = workdir / ".snakemake" / "metadata"
+    for path in metadata.iterdir() if metadata.is_dir() else []:
         record = json.loads(path.read_text())
         start, end = record.get("starttime"), record.get("endtime")
-        if start is None or end is None:
+        if start is None or end is None or record.get("incomplete"):
             continue
-        key = (record["rule"], record.get("job_hash"), start)
-        if key in seen:  # one record per output file; count each job once
-            continue
-        seen.add(key)
-        per_rule[record["rule"]].append(end - start)
-        first = min(first, start)
-    times = {rule: RuleTime(len(v), sum(v), max(v)) for rule, v in per_rule.items()}
-    return times, first
+        key = (record["rule"], record.get("job_hash"), end)
+        starts[key] = min(start, starts.get(key, start))
+        with contextlib.suppress(ValueError):
+            name = path.name.replace("@", "/")
+            outputs[key] = base64.b64decode(name + "=" * (-len(name) % 4)).decode()
+    per_rule: dict[str, list[float]] = defaultdict(list)
+    per_evaluator: dict[str, list[float]] = defaultdict(list)
+    for key, start in starts.items():
+        rule, _, end = key
+        per_rule[rule].append(end - start)
+        if (evaluator := _evaluator(rule, outputs.get(key, ""))) is not None:
+            per_evaluator[evaluator].append(end - start)
+
+    def summary(groups):
+        return {name: RuleTime(len(v), sum(v), max(v)) for name, v in groups.items()}
+
+    return summary(per_rule), summary(per_evaluator), min(starts.values(), default=float("nan"))
 
 
 def interpreter_startup() -> float:
@@ -172,17 +240,43 @@ def interpreter_startup() -> float:
     return statistics.median(samples)
 
 
-def run(workdir: Path, config_path: Path, cores: int, shard_size: int) -> Result:
+def _stop(process: subprocess.Popen) -> None:
+    """Stop the run like Ctrl-C (SIGINT to its process group); SIGKILL if it hangs."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGINT)
+    try:
+        process.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def run(workdir: Path, config_path: Path, cores: int, shard_size: int,
+        timeout: float | None) -> Result:
+    planned = planned_jobs(workdir, config_path)
+    load_before = os.getloadavg()[0]
     log_path = workdir / "snakemake.out"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started_epoch = time.time()
     started = time.perf_counter()
+    stopped_after = None
     with open(log_path, "w") as log:
-        returncode = subprocess.run(
+        process = subprocess.Popen(
             [sys.executable, "-m", "snakemake", "--cores", str(cores),
              "--configfile", str(config_path.relative_to(workdir))],
             cwd=workdir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        ).returncode
+            start_new_session=True,
+        )
+        try:
+            returncode = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stopped_after = time.perf_counter() - started
+            _stop(process)
+            returncode = process.returncode
+        except BaseException:
+            _stop(process)
+            raise
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -190,58 +284,107 @@ def run(workdir: Path, config_path: Path, cores: int, shard_size: int) -> Result
     jobs_by_rule: dict[str, int] = defaultdict(int)
     for rule in _FINISHED.findall(text):
         jobs_by_rule[rule] += 1
-    rule_times, first = job_times(workdir)
-    return Result(wall, cpu, cores, dict(jobs_by_rule), rule_times,
-                  first - started_epoch if rule_times else float("nan"),
-                  interpreter_startup(), shard_size, returncode)
+    load_after = os.getloadavg()[0]
+    rule_times, evaluator_times, first = job_times(workdir)
+    return Result(wall, cpu, cores, planned, dict(jobs_by_rule), rule_times,
+                  first - started_epoch, interpreter_startup(), shard_size, returncode,
+                  stopped_after, evaluator_times, (load_before, load_after))
 
 
 def _minutes(seconds: float) -> str:
     return f"{seconds:.0f} s ({seconds / 60:.1f} min)"
 
 
+def _time_rows(times: dict[str, RuleTime], total: float) -> list[str]:
+    return [f"| {name} | {t.jobs} | {t.seconds:.1f} s | {t.seconds / t.jobs:.1f} s | "
+            f"{t.longest:.1f} s | {100 * t.seconds / total:.1f} % |"
+            for name, t in sorted(times.items(), key=lambda kv: -kv[1].seconds)]
+
+
 def table(result: Result) -> str:
-    """The per-rule table and the totals, as Markdown."""
-    rows = ["| rule | jobs | sum of job run times | mean per job | longest job | share |",
-            "|---|---:|---:|---:|---:|---:|"]
+    """The per-rule table, the scoring jobs by evaluator and the totals, as Markdown."""
+    partial = result.stopped_after is not None or result.returncode != 0
     total = result.job_seconds or 1.0
-    for rule, t in sorted(result.rule_times.items(), key=lambda kv: -kv[1].seconds):
-        rows.append(f"| {rule} | {t.jobs} | {t.seconds:.1f} s | {t.seconds / t.jobs:.1f} s | "
-                    f"{t.longest:.1f} s | {100 * t.seconds / total:.1f} % |")
-    local_only = sorted(set(result.jobs_by_rule) - set(result.rule_times))
-    for rule in local_only:  # jobs without outputs (the `all` target) have no metadata
-        rows.append(f"| {rule} | {result.jobs_by_rule[rule]} | - | - | - | - |")
+    head = ("| rule | jobs planned | jobs run | sum of job run times | mean per job | "
+            "longest job | share |")
+    line = "|---|---:|---:|---:|---:|---:|---:|"
+    if partial:
+        head += " projected sum for all planned jobs |"
+        line += "---:|"
+    rows = [head, line]
+    rules = sorted(set(result.planned) | set(result.rule_times) | set(result.jobs_by_rule),
+                   key=lambda r: -(result.projected(r) or 0.0))
+    for name in rules:
+        t = result.rule_times.get(name)
+        planned = result.planned.get(name, "after checkpoint")
+        if t is None:
+            row = f"| {name} | {planned} | {result.jobs_by_rule.get(name, 0)} | - | - | - | - |"
+        else:
+            row = (f"| {name} | {planned} | {t.jobs} | {t.seconds:.1f} s | "
+                   f"{t.seconds / t.jobs:.1f} s | {t.longest:.1f} s | "
+                   f"{100 * t.seconds / total:.1f} % |")
+        if partial:
+            projected = result.projected(name)
+            row += f" {projected:.0f} s |" if projected is not None else " - |"
+        rows.append(row)
+    evaluators = [
+        "| scoring rule: evaluator | jobs | sum of job run times | mean per job | longest job | "
+        "share of all job time |",
+        "|---|---:|---:|---:|---:|---:|",
+        *_time_rows(result.evaluator_times, total),
+    ]
     overhead = result.overhead_s
     share = overhead / result.wall_s
-    wall_ok = "met" if result.wall_s <= GOAL_WALL_S else "missed"
+    if result.stopped_after is not None:
+        wall_label = f"wall time (stopped after {result.stopped_after:.0f} s; goal: missed)"
+    else:
+        wall_ok = "met" if result.wall_s <= GOAL_WALL_S else "missed"
+        wall_label = f"wall time (goal <= 10 min: {wall_ok})"
     over_ok = "met" if share <= GOAL_OVERHEAD else "missed"
-    per_job = result.startup_s
-    lines = [
-        *rows,
-        "",
+    startup = result.startup_s
+    totals = [
         "| total | value |",
         "|---|---:|",
-        f"| wall time (goal <= 10 min: {wall_ok}) | {_minutes(result.wall_s)} |",
+        f"| {wall_label} | {_minutes(result.wall_s)} |",
         f"| CPU time, snakemake and all jobs (user + system) | {_minutes(result.cpu_s)} |",
-        f"| jobs run | {result.n_jobs} |",
+        f"| CPU time / {result.cores} cores (wall time on otherwise idle cores, at best) | "
+        f"{_minutes(result.cpu_s / result.cores)} |",
+        f"| jobs run (planned before checkpoints: {sum(result.planned.values())}) | "
+        f"{result.n_jobs} |",
         f"| sum of job run times | {_minutes(result.job_seconds)} |",
         f"| sum of job run times / {result.cores} cores | "
         f"{_minutes(result.job_seconds / result.cores)} |",
         f"| scheduling overhead: wall - sum / cores (goal <= 5 %: {over_ok}) | "
         f"{overhead:.0f} s ({100 * share:.1f} %) |",
         f"| of which before the first job (parse, DAG) | {result.first_job_s:.1f} s |",
-        f"| Python start-up + imports of one script job (approx.) | {per_job:.2f} s, "
-        f"x {result.n_jobs} jobs = {per_job * result.n_jobs:.0f} s |",
+        f"| Python start-up + imports of one script job (approx.) | {startup:.2f} s, "
+        f"x {result.n_jobs} jobs = {startup * result.n_jobs:.0f} s |",
     ]
-    return "\n".join(lines)
+    if result.load is not None:
+        totals.append(f"| 1-minute load average before / after the run | "
+                      f"{result.load[0]:.1f} / {result.load[1]:.1f} |")
+    if partial:
+        projected = sum(p for r in rules if (p := result.projected(r)) is not None)
+        totals.append(f"| projected sum of job run times of the whole run | "
+                      f"{_minutes(projected)} |")
+        totals.append(f"| projected wall time at best (that sum / {result.cores} cores) | "
+                      f"{_minutes(projected / result.cores)} |")
+    return "\n".join([*rows, "", *evaluators, "", *totals])
 
 
 def section(result: Result, corpus_s: float) -> str:
-    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
     cpu = f"{os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()}"
-    status = "" if result.returncode == 0 else (
-        f"\n**The run failed (exit code {result.returncode}); the numbers cover the jobs that "
-        "ran before the failure.**\n")
+    if result.stopped_after is not None:
+        status = (f"\n**The run was stopped after {result.stopped_after / 60:.0f} minutes "
+                  "(`--timeout`), far past the goal.** The table covers the jobs that finished "
+                  "by then; the last column projects each rule's total from the mean of its "
+                  "finished jobs and the number of jobs in the plan.\n")
+    elif result.returncode != 0:
+        status = (f"\n**The run failed (exit code {result.returncode}); the numbers cover the "
+                  "jobs that finished before the failure.**\n")
+    else:
+        status = ""
     return f"""{SECTION_START}
 ## Scale: the whole workflow on a UASpeech-sized corpus (`scale.py`)
 
@@ -260,12 +403,18 @@ and `shard_size: {result.shard_size}`, the schema default for real corpora), and
   ran no job (start-up and DAG building, gaps between jobs, and stretches where the
   dependencies leave a core idle).
 
+When other processes share the cores (a high load average), job run times grow past their
+CPU time and the sum of job run times exceeds the CPU time; CPU time / cores is then the better
+estimate of the wall time on idle cores. Scoring jobs are also broken down by evaluator (and
+reference type), from their output paths.
+
 Goals: wall time at most 10 minutes, scheduling overhead at most 5 % of the wall time.
 Corpus synthesis is not part of the run ({corpus_s:.0f} s when it was generated; 0 = reused).
 
 Last run: {now}, {cpu}.
 {status}
 {table(result)}
+
 {SECTION_END}
 """
 
@@ -294,24 +443,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shard-size", type=int, default=250,
                         help="utterances per scoring job (default: the schema default, 250)")
     parser.add_argument("--seed", type=int, default=20260101)
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="stop the run (like Ctrl-C) after this long and report the jobs "
+                             "finished so far, with a projection for the whole run")
+    parser.add_argument("--from-result", type=Path, metavar="JSON",
+                        help="do not run: print (and write) the tables of a saved result.json")
     parser.add_argument("--no-readme", action="store_true",
                         help="print the table without updating benchmarks/README.md")
     args = parser.parse_args(argv)
 
+    if args.from_result:
+        saved = json.loads(args.from_result.read_text())
+        result, corpus_s = Result.from_json(json.dumps(saved["result"])), saved["corpus_s"]
+        print(table(result))
+        if not args.no_readme:
+            write_readme(section(result, corpus_s))
+        return 0
+
     args.scratch.mkdir(parents=True, exist_ok=True)
     corpus_dir, corpus_s = corpus(args.scratch, args.seed)
-    print(f"corpus: {corpus_dir} ({'generated in %.0f s' % corpus_s if corpus_s else 'reused'})")
+    made = f"generated in {corpus_s:.0f} s" if corpus_s else "reused"
+    print(f"corpus: {corpus_dir} ({made})")
     workdir, config_path = prepare_workflow(args.scratch, corpus_dir, args.shard_size)
     print(f"running the workflow in {workdir} on {args.cores} cores ...", flush=True)
-    result = run(workdir, config_path, args.cores, args.shard_size)
-    if result.returncode != 0:
+    result = run(workdir, config_path, args.cores, args.shard_size, args.timeout)
+    if result.stopped_after is not None:
+        print(f"stopped after {result.stopped_after:.0f} s (--timeout)", file=sys.stderr)
+    elif result.returncode != 0:
         print(f"snakemake failed ({result.returncode}); see {workdir / 'snakemake.out'}",
               file=sys.stderr)
+    saved = args.scratch / "result.json"
+    saved.write_text(json.dumps({"result": json.loads(result.to_json()), "corpus_s": corpus_s}))
     print(table(result))
+    print(f"result saved to {saved}")
     if not args.no_readme:
         write_readme(section(result, corpus_s))
         print(f"written to {README.relative_to(REPO)}")
-    return result.returncode
+    return 0 if result.stopped_after is not None else result.returncode
 
 
 if __name__ == "__main__":

@@ -68,6 +68,17 @@ def _require(plugin: str) -> tuple[str, int]:
     return node
 
 
+# Requested before local_run, so that a missing SLURM skips before the local reference run.
+@pytest.fixture(scope="module")
+def slurm_plugin_node():
+    return _require("snakemake_executor_plugin_slurm")
+
+
+@pytest.fixture(scope="module")
+def generic_plugin_node():
+    return _require("snakemake_executor_plugin_cluster_generic")
+
+
 @pytest.fixture(scope="module")
 def local_run(tmp_path_factory):
     return reference_run(tmp_path_factory)[0]
@@ -127,8 +138,8 @@ def _assert_same_outputs(local: Path, cluster: Path) -> None:
     assert not differing, f"outputs differ from the local run: {differing}"
 
 
-def test_slurm_executor_plugin_profile(local_run, tmp_path):
-    partition, cpus = _require("snakemake_executor_plugin_slurm")
+def test_slurm_executor_plugin_profile(slurm_plugin_node, local_run, tmp_path):
+    partition, cpus = slurm_plugin_node
     profile = _site_profile(
         "slurm", tmp_path, partition, cpus,
         **{
@@ -154,8 +165,8 @@ def test_slurm_executor_plugin_profile(local_run, tmp_path):
     _assert_same_outputs(local_run, workdir)
 
 
-def test_cluster_generic_profile(local_run, tmp_path):
-    partition, cpus = _require("snakemake_executor_plugin_cluster_generic")
+def test_cluster_generic_profile(generic_plugin_node, local_run, tmp_path):
+    partition, cpus = generic_plugin_node
     profile = _site_profile("cluster-generic", tmp_path, partition, cpus,
                             **{"seconds-between-status-checks": 2})
     workdir = copy_workflow(tmp_path / "workflow")
