@@ -99,8 +99,10 @@ JobCompType=jobcomp/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 SchedulerType=sched/backfill
-# Finished jobs stay visible to squeue this long (the squeue-based status checks need it).
-MinJobAge=300
+# Finished jobs stay visible to squeue for an hour: status checks based on squeue (the plugin's
+# squeue mode, profiles/cluster-generic/status.py) must see a job after it ended, even when
+# Snakemake's status loop falls behind by minutes.
+MinJobAge=3600
 ReturnToService=2
 DisableRootJobs=NO
 StateSaveLocation=/var/lib/slurm/slurmctld
