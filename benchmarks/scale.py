@@ -148,8 +148,7 @@ def prepare_workflow(scratch: Path, corpus_dir: Path, shard_size: int) -> tuple[
     for name in WORKFLOW_FILES:
         source = REPO / name
         if source.is_dir():
-            shutil.copytree(source, workdir / name,
-                            ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(source, workdir / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(source, workdir / name)
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -161,8 +160,10 @@ def prepare_workflow(scratch: Path, corpus_dir: Path, shard_size: int) -> tuple[
     }
     config["shard_size"] = shard_size
     config_path = workdir / "config" / "config.yaml"
-    header = ("# Written by benchmarks/scale.py: config/config.yaml with the UASpeech-shaped "
-              "corpus and its shard size.\n")
+    header = (
+        "# Written by benchmarks/scale.py: config/config.yaml with the UASpeech-shaped "
+        "corpus and its shard size.\n"
+    )
     config_path.write_text(header + yaml.safe_dump(config, sort_keys=False))
     return workdir, config_path
 
@@ -170,11 +171,21 @@ def prepare_workflow(scratch: Path, corpus_dir: Path, shard_size: int) -> tuple[
 def planned_jobs(workdir: Path, config_path: Path) -> dict[str, int]:
     """Jobs per rule in the dry run's plan (jobs behind checkpoints are not known yet)."""
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--configfile",
-         str(config_path.relative_to(workdir))],
-        cwd=workdir, capture_output=True, text=True, check=True)
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "--configfile",
+            str(config_path.relative_to(workdir)),
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     text = result.stdout + result.stderr
-    stats = text[text.index("Job stats:"):]
+    stats = text[text.index("Job stats:") :]
     counts = {}
     for name, count in _STATS_ROW.findall(stats):
         if name == "total":
@@ -188,7 +199,7 @@ def _evaluator(rule: str, output: str) -> str | None:
     parts = Path(output).parts
     for folder in ("scores", "reference_scores", "speaker_scores"):
         if folder in parts[:-1]:
-            inner = parts[parts.index(folder) + 1:]
+            inner = parts[parts.index(folder) + 1 :]
             name = "/".join(inner[:-1]) if len(inner) > 1 else Path(inner[0]).stem
             return f"{rule}: {name}"
     return None
@@ -252,8 +263,9 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
-def run(workdir: Path, config_path: Path, cores: int, shard_size: int,
-        timeout: float | None) -> Result:
+def run(
+    workdir: Path, config_path: Path, cores: int, shard_size: int, timeout: float | None
+) -> Result:
     planned = planned_jobs(workdir, config_path)
     load_before = os.getloadavg()[0]
     log_path = workdir / "snakemake.out"
@@ -263,9 +275,19 @@ def run(workdir: Path, config_path: Path, cores: int, shard_size: int,
     stopped_after = None
     with open(log_path, "w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "snakemake", "--cores", str(cores),
-             "--configfile", str(config_path.relative_to(workdir))],
-            cwd=workdir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "--cores",
+                str(cores),
+                "--configfile",
+                str(config_path.relative_to(workdir)),
+            ],
+            cwd=workdir,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
         try:
@@ -286,9 +308,21 @@ def run(workdir: Path, config_path: Path, cores: int, shard_size: int,
         jobs_by_rule[rule] += 1
     load_after = os.getloadavg()[0]
     rule_times, evaluator_times, first = job_times(workdir)
-    return Result(wall, cpu, cores, planned, dict(jobs_by_rule), rule_times,
-                  first - started_epoch, interpreter_startup(), shard_size, returncode,
-                  stopped_after, evaluator_times, (load_before, load_after))
+    return Result(
+        wall,
+        cpu,
+        cores,
+        planned,
+        dict(jobs_by_rule),
+        rule_times,
+        first - started_epoch,
+        interpreter_startup(),
+        shard_size,
+        returncode,
+        stopped_after,
+        evaluator_times,
+        (load_before, load_after),
+    )
 
 
 def _minutes(seconds: float) -> str:
@@ -296,33 +330,41 @@ def _minutes(seconds: float) -> str:
 
 
 def _time_rows(times: dict[str, RuleTime], total: float) -> list[str]:
-    return [f"| {name} | {t.jobs} | {t.seconds:.1f} s | {t.seconds / t.jobs:.1f} s | "
-            f"{t.longest:.1f} s | {100 * t.seconds / total:.1f} % |"
-            for name, t in sorted(times.items(), key=lambda kv: -kv[1].seconds)]
+    return [
+        f"| {name} | {t.jobs} | {t.seconds:.1f} s | {t.seconds / t.jobs:.1f} s | "
+        f"{t.longest:.1f} s | {100 * t.seconds / total:.1f} % |"
+        for name, t in sorted(times.items(), key=lambda kv: -kv[1].seconds)
+    ]
 
 
 def table(result: Result) -> str:
     """The per-rule table, the scoring jobs by evaluator and the totals, as Markdown."""
     partial = result.stopped_after is not None or result.returncode != 0
     total = result.job_seconds or 1.0
-    head = ("| rule | jobs planned | jobs run | sum of job run times | mean per job | "
-            "longest job | share |")
+    head = (
+        "| rule | jobs planned | jobs run | sum of job run times | mean per job | "
+        "longest job | share |"
+    )
     line = "|---|---:|---:|---:|---:|---:|---:|"
     if partial:
         head += " projected sum for all planned jobs |"
         line += "---:|"
     rows = [head, line]
-    rules = sorted(set(result.planned) | set(result.rule_times) | set(result.jobs_by_rule),
-                   key=lambda r: -(result.projected(r) or 0.0))
+    rules = sorted(
+        set(result.planned) | set(result.rule_times) | set(result.jobs_by_rule),
+        key=lambda r: -(result.projected(r) or 0.0),
+    )
     for name in rules:
         t = result.rule_times.get(name)
         planned = result.planned.get(name, "after checkpoint")
         if t is None:
             row = f"| {name} | {planned} | {result.jobs_by_rule.get(name, 0)} | - | - | - | - |"
         else:
-            row = (f"| {name} | {planned} | {t.jobs} | {t.seconds:.1f} s | "
-                   f"{t.seconds / t.jobs:.1f} s | {t.longest:.1f} s | "
-                   f"{100 * t.seconds / total:.1f} % |")
+            row = (
+                f"| {name} | {planned} | {t.jobs} | {t.seconds:.1f} s | "
+                f"{t.seconds / t.jobs:.1f} s | {t.longest:.1f} s | "
+                f"{100 * t.seconds / total:.1f} % |"
+            )
         if partial:
             projected = result.projected(name)
             row += f" {projected:.0f} s |" if projected is not None else " - |"
@@ -361,14 +403,19 @@ def table(result: Result) -> str:
         f"x {result.n_jobs} jobs = {startup * result.n_jobs:.0f} s |",
     ]
     if result.load is not None:
-        totals.append(f"| 1-minute load average before / after the run | "
-                      f"{result.load[0]:.1f} / {result.load[1]:.1f} |")
+        totals.append(
+            f"| 1-minute load average before / after the run | "
+            f"{result.load[0]:.1f} / {result.load[1]:.1f} |"
+        )
     if partial:
         projected = sum(p for r in rules if (p := result.projected(r)) is not None)
-        totals.append(f"| projected sum of job run times of the whole run | "
-                      f"{_minutes(projected)} |")
-        totals.append(f"| projected wall time at best (that sum / {result.cores} cores) | "
-                      f"{_minutes(projected / result.cores)} |")
+        totals.append(
+            f"| projected sum of job run times of the whole run | {_minutes(projected)} |"
+        )
+        totals.append(
+            f"| projected wall time at best (that sum / {result.cores} cores) | "
+            f"{_minutes(projected / result.cores)} |"
+        )
     return "\n".join([*rows, "", *evaluators, "", *totals])
 
 
@@ -376,13 +423,17 @@ def section(result: Result, corpus_s: float) -> str:
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
     cpu = f"{os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()}"
     if result.stopped_after is not None:
-        status = (f"\n**The run was stopped after {result.stopped_after / 60:.0f} minutes "
-                  "(`--timeout`), far past the goal.** The table covers the jobs that finished "
-                  "by then; the last column projects each rule's total from the mean of its "
-                  "finished jobs and the number of jobs in the plan.\n")
+        status = (
+            f"\n**The run was stopped after {result.stopped_after / 60:.0f} minutes "
+            "(`--timeout`), far past the goal.** The table covers the jobs that finished "
+            "by then; the last column projects each rule's total from the mean of its "
+            "finished jobs and the number of jobs in the plan.\n"
+        )
     elif result.returncode != 0:
-        status = (f"\n**The run failed (exit code {result.returncode}); the numbers cover the "
-                  "jobs that finished before the failure.**\n")
+        status = (
+            f"\n**The run failed (exit code {result.returncode}); the numbers cover the "
+            "jobs that finished before the failure.**\n"
+        )
     else:
         status = ""
     return f"""{SECTION_START}
@@ -423,8 +474,9 @@ def write_readme(text: str) -> None:
     """Replace the scale section of benchmarks/README.md, or add it at the end."""
     if README.exists():
         current = README.read_text()
-        pattern = re.compile(re.escape(SECTION_START) + r".*?" + re.escape(SECTION_END) + r"\n?",
-                             re.S)
+        pattern = re.compile(
+            re.escape(SECTION_START) + r".*?" + re.escape(SECTION_END) + r"\n?", re.S
+        )
         if pattern.search(current):
             updated = pattern.sub(lambda _: text, current, count=1)
         else:
@@ -436,20 +488,39 @@ def write_readme(text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scratch", type=Path,
-                        default=Path(tempfile.gettempdir()) / "pathbench-scale",
-                        help="scratch directory for the corpus and the workflow copy")
+    parser.add_argument(
+        "--scratch",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "pathbench-scale",
+        help="scratch directory for the corpus and the workflow copy",
+    )
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--shard-size", type=int, default=250,
-                        help="utterances per scoring job (default: the schema default, 250)")
+    parser.add_argument(
+        "--shard-size",
+        type=int,
+        default=250,
+        help="utterances per scoring job (default: the schema default, 250)",
+    )
     parser.add_argument("--seed", type=int, default=20260101)
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="stop the run (like Ctrl-C) after this long and report the jobs "
-                             "finished so far, with a projection for the whole run")
-    parser.add_argument("--from-result", type=Path, metavar="JSON",
-                        help="do not run: print (and write) the tables of a saved result.json")
-    parser.add_argument("--no-readme", action="store_true",
-                        help="print the table without updating benchmarks/README.md")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop the run (like Ctrl-C) after this long and report the jobs "
+        "finished so far, with a projection for the whole run",
+    )
+    parser.add_argument(
+        "--from-result",
+        type=Path,
+        metavar="JSON",
+        help="do not run: print (and write) the tables of a saved result.json",
+    )
+    parser.add_argument(
+        "--no-readme",
+        action="store_true",
+        help="print the table without updating benchmarks/README.md",
+    )
     args = parser.parse_args(argv)
 
     if args.from_result:
@@ -470,8 +541,10 @@ def main(argv: list[str] | None = None) -> int:
     if result.stopped_after is not None:
         print(f"stopped after {result.stopped_after:.0f} s (--timeout)", file=sys.stderr)
     elif result.returncode != 0:
-        print(f"snakemake failed ({result.returncode}); see {workdir / 'snakemake.out'}",
-              file=sys.stderr)
+        print(
+            f"snakemake failed ({result.returncode}); see {workdir / 'snakemake.out'}",
+            file=sys.stderr,
+        )
     saved = args.scratch / "result.json"
     saved.write_text(json.dumps({"result": json.loads(result.to_json()), "corpus_s": corpus_s}))
     print(table(result))

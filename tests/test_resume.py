@@ -136,7 +136,10 @@ def _interrupted_run(workdir: Path) -> tuple[RunLog, str]:
     with open(log_path, "w") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "snakemake", "--cores", "2"],
-            cwd=workdir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            cwd=workdir,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
     deadline = time.monotonic() + RUN_TIMEOUT_S
@@ -144,8 +147,8 @@ def _interrupted_run(workdir: Path) -> tuple[RunLog, str]:
         while True:
             if process.poll() is not None:
                 raise AssertionError(
-                    "the run ended before it could be interrupted:\n"
-                    + log_path.read_text()[-4000:])
+                    "the run ended before it could be interrupted:\n" + log_path.read_text()[-4000:]
+                )
             if time.monotonic() > deadline:
                 raise AssertionError("no moment with finished and running scoring jobs")
             progress = RunLog.parse(log_path.read_text())
@@ -184,7 +187,8 @@ def test_killed_run_resumes_without_redoing_finished_jobs(uninterrupted, tmp_pat
 
     assert len(second.finished) + len(first.finished) == total, (
         f"first run finished {len(first.finished)} jobs, second ran {len(second.finished)}, "
-        f"an uninterrupted run has {total}")
+        f"an uninterrupted run has {total}"
+    )
     rerun_outputs = {o for j in second.started.values() for o in j.outputs}
     for job in interrupted:
         assert set(job.outputs) <= rerun_outputs, f"job {job.jobid} ({job.rule}) was not rerun"

@@ -41,8 +41,12 @@ def _idle_node() -> tuple[str, int] | str:
     if shutil.which("sinfo") is None:
         return "SLURM is not installed (no sinfo)"
     try:
-        result = subprocess.run(["sinfo", "--noheader", "--Node", "--states=idle",
-                                 "--format=%P %c"], capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            ["sinfo", "--noheader", "--Node", "--states=idle", "--format=%P %c"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except subprocess.TimeoutExpired:
         return "sinfo did not answer within 60 s"
     if result.returncode != 0:
@@ -101,10 +105,14 @@ def _site_profile(name: str, target: Path, partition: str, cpus: int, **extra) -
 
 def _cancel_jobs_in(workdir: Path) -> None:
     """scancel every job whose working directory is inside ``workdir``."""
-    listing = subprocess.run(["squeue", "--noheader", "--format=%i %Z"],
-                             capture_output=True, text=True, timeout=60).stdout
-    ids = [line.split()[0] for line in listing.splitlines()
-           if len(line.split()) == 2 and Path(line.split()[1]).is_relative_to(workdir)]
+    listing = subprocess.run(
+        ["squeue", "--noheader", "--format=%i %Z"], capture_output=True, text=True, timeout=60
+    ).stdout
+    ids = [
+        line.split()[0]
+        for line in listing.splitlines()
+        if len(line.split()) == 2 and Path(line.split()[1]).is_relative_to(workdir)
+    ]
     if ids:
         subprocess.run(["scancel", *ids], timeout=60)
 
@@ -113,9 +121,14 @@ def _run(workdir: Path, *args: str) -> str:
     """Run snakemake in its own process group; its output. Times out after RUN_TIMEOUT_S."""
     log_path = workdir / "snakemake.out"
     with open(log_path, "w") as log:
-        process = subprocess.Popen([sys.executable, "-m", "snakemake", *args], cwd=workdir,
-                                   stdout=log, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "snakemake", *args],
+            cwd=workdir,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             returncode = process.wait(timeout=RUN_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -141,7 +154,10 @@ def _assert_same_outputs(local: Path, cluster: Path) -> None:
 def test_slurm_executor_plugin_profile(slurm_plugin_node, local_run, tmp_path):
     partition, cpus = slurm_plugin_node
     profile = _site_profile(
-        "slurm", tmp_path, partition, cpus,
+        "slurm",
+        tmp_path,
+        partition,
+        cpus,
         **{
             "slurm-status-command": os.environ.get("PATHBENCH_SLURM_STATUS_COMMAND", "squeue"),
             "slurm-init-seconds-before-status-checks": 2,
@@ -157,8 +173,12 @@ def test_slurm_executor_plugin_profile(slurm_plugin_node, local_run, tmp_path):
     # Jobs are named after the run ID, which `scancel --name <run ID>` relies on (README).
     run_id = re.search(r"SLURM run ID: (\S+)", text)
     assert run_id, text[:3000]
-    listed = subprocess.run(["squeue", "--noheader", "--states=all", "--name", run_id[1],
-                             "--format=%i %T"], capture_output=True, text=True, timeout=60)
+    listed = subprocess.run(
+        ["squeue", "--noheader", "--states=all", "--name", run_id[1], "--format=%i %T"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     states = dict(line.split() for line in listed.stdout.splitlines() if line.strip())
     assert set(states) <= set(submitted) and states, listed.stdout + listed.stderr
     assert set(states.values()) == {"COMPLETED"}, states
@@ -167,13 +187,16 @@ def test_slurm_executor_plugin_profile(slurm_plugin_node, local_run, tmp_path):
 
 def test_cluster_generic_profile(generic_plugin_node, local_run, tmp_path):
     partition, cpus = generic_plugin_node
-    profile = _site_profile("cluster-generic", tmp_path, partition, cpus,
-                            **{"seconds-between-status-checks": 2})
+    profile = _site_profile(
+        "cluster-generic", tmp_path, partition, cpus, **{"seconds-between-status-checks": 2}
+    )
     workdir = copy_workflow(tmp_path / "workflow")
     text = _run(workdir, "--profile", str(profile))
 
     submitted = re.findall(r"Submitted (?:group )?job \S+ with external jobid '(\d+)", text)
     assert submitted, "no job was submitted to SLURM"
-    assert "Submitted group job" in text, "no group job was formed"
+    # The profile submits every job on its own (no groups: see its config.yaml).
+    assert "Submitted group job" not in text
+    assert len(set(submitted)) == len(submitted), "two jobs share one SLURM job id"
     assert sorted((workdir / "logs/slurm").glob("*.log")), "sbatch wrote no job log"
     _assert_same_outputs(local_run, workdir)

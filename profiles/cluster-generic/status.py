@@ -20,9 +20,21 @@ import subprocess
 import sys
 
 ACTIVE = {
-    "PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_FED",
-    "REQUEUE_HOLD", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD",
-    "POWER_UP_NODE", "UPDATE_DB",
+    "PENDING",
+    "CONFIGURING",
+    "RUNNING",
+    "COMPLETING",
+    "SUSPENDED",
+    "REQUEUED",
+    "REQUEUE_FED",
+    "REQUEUE_HOLD",
+    "RESIZING",
+    "SIGNALING",
+    "STAGE_OUT",
+    "STOPPED",
+    "RESV_DEL_HOLD",
+    "POWER_UP_NODE",
+    "UPDATE_DB",
 }
 """States of a job that has not ended (or is ending): keep waiting."""
 SUCCESS = {"COMPLETED"}
@@ -53,15 +65,26 @@ def job_state(external_id: str) -> tuple[str | None, str]:
     """The job's SLURM state (None when unknown) and a note on how it was found."""
     jobid, _, cluster_name = external_id.strip().partition(";")
     cluster = [f"--clusters={cluster_name}"] if cluster_name else []
-    rc, out, err = _run(["squeue", *cluster, "--noheader", "--states=all", "--jobs", jobid,
-                         "--format=%T"])
+    rc, out, err = _run(
+        ["squeue", *cluster, "--noheader", "--states=all", "--jobs", jobid, "--format=%T"]
+    )
     state = _first_state(out) if rc == 0 else None
     if state:
         return state, "squeue"
     if rc != 0 and UNKNOWN_JOB not in err:
         return "UNREACHABLE", f"squeue failed ({rc}): {err.strip()}"
-    rc, out, err = _run(["sacct", *cluster, "--noheader", "--parsable2", "--allocations",
-                         "--jobs", jobid, "--format=State"])
+    rc, out, err = _run(
+        [
+            "sacct",
+            *cluster,
+            "--noheader",
+            "--parsable2",
+            "--allocations",
+            "--jobs",
+            jobid,
+            "--format=State",
+        ]
+    )
     state = _first_state(out) if rc == 0 else None
     if state:
         return state, "sacct"
