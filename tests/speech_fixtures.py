@@ -64,7 +64,7 @@ def require(available: bool, what: str) -> None:
     message = f"{what} is not installed (Debian package needed for this test)"
     if os.environ.get("CI") == "true":
         pytest.fail(message)
-    pytest.skip(message)
+    pytest.skip(reason=message)
 
 
 def require_espeak() -> None:

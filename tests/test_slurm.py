@@ -68,7 +68,7 @@ def _require(plugin: str) -> tuple[str, int]:
     if problem is not None:
         if IN_CI:
             pytest.fail(f"CI needs SLURM for this test: {problem}")
-        pytest.skip(problem)
+        pytest.skip(reason=problem)
     return node
 
 
