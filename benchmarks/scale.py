@@ -50,6 +50,9 @@ import yaml
 from pathbench.demo import generate_corpus
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+from workflow_run import copy_workflow  # noqa: E402  (the tests' helper, shared, not copied)
+
 README = REPO / "benchmarks" / "README.md"
 SECTION_START = "<!-- scale-benchmark:start -->"
 SECTION_END = "<!-- scale-benchmark:end -->"
@@ -58,7 +61,6 @@ SHAPE = {"n_pathological": 14, "n_control": 13, "n_utterances": 155, "word_mode"
 EXPECTED = {"pathological": 2170, "control": 2015}
 GOAL_WALL_S = 600.0
 GOAL_OVERHEAD = 0.05
-WORKFLOW_FILES = ("Snakefile", "workflow", "config", "scripts")
 _FINISHED = re.compile(r"^Finished jobid: \d+ \(Rule: (\w+)\)$", re.M)
 _STATS_ROW = re.compile(r"^(\w+)\s+(\d+)$", re.M)
 
@@ -144,13 +146,7 @@ def prepare_workflow(scratch: Path, corpus_dir: Path, shard_size: int) -> tuple[
     workdir = scratch / "workflow"
     if workdir.exists():
         shutil.rmtree(workdir)
-    workdir.mkdir(parents=True)
-    for name in WORKFLOW_FILES:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, workdir / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, workdir / name)
+    copy_workflow(workdir)
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     config["datasets"] = {
         "uaspeech_like": {
