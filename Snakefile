@@ -3,7 +3,11 @@ from snakemake.utils import min_version
 min_version("9.20")
 
 
-configfile: "config/config.yaml"
+# A config given with --configfile stands alone: merged into this default it would inherit the
+# demo dataset. Keys it leaves out take the schema's defaults.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 report: "workflow/report/workflow.rst"
@@ -12,6 +16,7 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/demo.smk"
 include: "workflow/rules/validate.smk"
+include: "workflow/rules/shards.smk"
 include: "workflow/rules/trim.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/analysis.smk"

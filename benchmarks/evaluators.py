@@ -6,26 +6,46 @@ numbers include realistic voicing, pauses and silence. Audio is decoded once, ou
 timed region, as the workflow's jobs do; CPU time (``time.process_time``) is measured because
 the benchmark machines are shared. Reference-audio evaluators score each utterance against
 two other speakers' recordings of the same text. Goals (issue): cpp ≥ 1000×,
-wada_snr ≥ 2000×, std_pitch ≥ 800×, speech_rate ≥ 300×, cpps ≥ 3×.
+wada_snr ≥ 2000×, std_pitch ≥ 800×, speech_rate ≥ 300×, cpps ≥ 15×.
+
+The cepstral measures are also timed on single signals of 1, 5 and 20 s (the corpus's
+utterances joined end to end): one CPU core, best of three runs, with the load average
+printed beside them because the machines are shared. Their speed must not fall with length.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
 
 from pathbench import SAMPLE_RATE, registry
 from pathbench.audio import load_shared
 from pathbench.demo import generate_corpus
 from pathbench.evaluator import Item
 from pathbench.manifest import load_manifest, validate_dataset
+from pathbench.measures import cepstral
 from pathbench.scoring import items_from_manifest
 
-GOALS = {"cpp": 1000, "wada_snr": 2000, "std_pitch": 800, "speech_rate": 300, "cpps": 3}
+GOALS = {"cpp": 1000, "wada_snr": 2000, "std_pitch": 800, "speech_rate": 300, "cpps": 15}
+SIGNAL_SECONDS = (1.0, 5.0, 20.0)
+SIGNAL_MEASURES: dict[str, Callable[[np.ndarray, int], float]] = {
+    "cpps": cepstral.cpps,
+    "cpp": cepstral.cpp,
+}
+REPEATS = 3
 SKIPPED_KINDS = ("LookupEvaluator",)
 NEEDS_TRIMMER = ("p_estoi_fa", "nad_fa")
+
+
+MODEL_MEASURES = ("artp", "per", "dper")
+"""Reference-text measures that run a wav2vec2 model (the reference-free ones are found by
+category); their speed is measured by benchmarks/neural.py."""
 
 
 def corpus_items(minutes: float, workdir: Path) -> list[Item]:
@@ -67,20 +87,57 @@ def throughput(name: str, items: list[Item]) -> float:
     return audio_s / (time.process_time() - started)
 
 
+def joined_audio(items: list[Item], seconds: float) -> np.ndarray:
+    """The items' audio end to end, repeated if needed to fill ``seconds``."""
+    audio = np.concatenate([load_shared(i.audio_path, i.start, i.end) for i in items])
+    return np.resize(audio, int(seconds * SAMPLE_RATE))
+
+
+def best_speed(measure: Callable[[np.ndarray, int], float], audio: np.ndarray) -> float:
+    """× real time of one call on ``audio`` (CPU time, best of REPEATS)."""
+    best = float("inf")
+    for _ in range(REPEATS):
+        started = time.process_time()
+        measure(audio, SAMPLE_RATE)
+        best = min(best, time.process_time() - started)
+    return audio.size / SAMPLE_RATE / best
+
+
+def signal_lengths(names: list[str], items: list[Item]) -> None:
+    """× real time of the cepstral measures on single 1, 5 and 20 s signals."""
+    audio = joined_audio(items, max(SIGNAL_SECONDS))
+    print(f"single signals (best of {REPEATS}; load average {os.getloadavg()[0]:.1f})")
+    for name in names:
+        measure = SIGNAL_MEASURES[name]
+        measure(audio[:SAMPLE_RATE], SAMPLE_RATE)  # compiled kernels and tables, not timed
+        for seconds in SIGNAL_SECONDS:
+            speed = best_speed(measure, audio[: int(seconds * SAMPLE_RATE)])
+            print(f"{name:6s} {seconds:4.0f} s {speed:12.1f} {GOALS.get(name) or '':>6}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--only", nargs="*", help="evaluator names (default: all)")
+    parser.add_argument(
+        "--signals-only", action="store_true", help="only the 1/5/20 s cepstral timings"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         items = corpus_items(args.minutes, Path(scratch))
         total = sum(len(load_shared(i.audio_path, i.start, i.end)) for i in items) / SAMPLE_RATE
         print(f"corpus: {len(items)} utterances, {total / 60:.1f} min of audio")
+        selected = args.only or registry.names()
+        signal_lengths([n for n in SIGNAL_MEASURES if n in selected], items)
+        if args.signals_only:
+            return
         print(f"{'evaluator':14s} {'× real time':>12s} {'goal':>6s}")
-        for name in args.only or registry.names():
+        for name in selected:
             info = registry.info(name)
             if info.kind in SKIPPED_KINDS or name in NEEDS_TRIMMER:
                 continue
+            if info.category == "reference-free model" or name in MODEL_MEASURES:
+                continue  # model-based: benchmarks/neural.py times them on a random wav2vec2
             speed = throughput(name, items)
             goal = GOALS.get(name)
             print(f"{name:14s} {speed:12.1f} {goal or '':>6}")

@@ -3,18 +3,21 @@
 PathBench correlates speaker-level values with speaker-level ratings, so each metric is the
 mean over a speaker's utterances (NaN ignored). A speaker with no finite value keeps NaN for
 that metric, and how many such speakers each metric has is written to the report rather than
-left for the correlation stage to discover.
+left for the correlation stage to discover. The report also applies the correlation stage's
+common-speaker-set rule (:func:`pathbench.correlation.speaker_sets`) and names, per metric,
+every speaker that will leave its correlation and the metric that removes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from pathbench.correlation import DEFAULT_ALLOWLIST, speaker_sets
 from pathbench.io import read_parquet, write_json, write_parquet
 from pathbench.manifest import load_manifest
 
@@ -43,8 +46,13 @@ def aggregate_speakers(
     speaker_score_paths: Iterable[str | Path],
     output_path: str | Path,
     report_path: str | Path,
+    allowlist: Collection[str] = DEFAULT_ALLOWLIST,
 ) -> pd.DataFrame:
-    """Write the long speaker table (one row per speaker and metric) and its report."""
+    """Write the long speaker table (one row per speaker and metric) and its report.
+
+    ``allowlist`` must be the correlation stage's (``correlation.allowlist``), so that the
+    report's common speaker set is the one the correlations use.
+    """
     manifest = load_manifest(manifest_path)
     per_speaker = manifest.groupby("speaker_id", sort=True).agg(
         n_utterances=("utt_id", "size"), ground_truth=("score", "first")
@@ -73,7 +81,7 @@ def aggregate_speakers(
     table = _complete(table, per_speaker.index)
     table = table.join(per_speaker, on="speaker_id")
     write_parquet(table, output_path, SPEAKERS_SCHEMA, ["metric", "speaker_id"])
-    write_json(_report(table), report_path)
+    write_json(_report(table, per_speaker["ground_truth"], allowlist), report_path)
     return table
 
 
@@ -86,12 +94,14 @@ def _complete(table: pd.DataFrame, speakers: pd.Index) -> pd.DataFrame:
     return full
 
 
-def _report(table: pd.DataFrame) -> dict:
+def _report(table: pd.DataFrame, ground_truth: pd.Series, allowlist: Collection[str]) -> dict:
     without = table[~np.isfinite(table["value"])].groupby("metric")["speaker_id"].apply(sorted)
     metrics = sorted(table["metric"].unique())
+    sets = speaker_sets(table, ground_truth, allowlist)
     return {
         "n_speakers": int(table["speaker_id"].nunique()),
         "metrics": metrics,
         "speakers_without_value": {m: without.get(m, []) for m in metrics},
         "n_speakers_without_value": {m: len(without.get(m, [])) for m in metrics},
+        "common_speaker_set": {"allowlist": sorted(allowlist), **sets.report()},
     }

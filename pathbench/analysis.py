@@ -6,16 +6,25 @@ scripts under ``scripts/`` stay one call long.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from pathbench import registry
+from pathbench.comparisons import write_comparisons
 from pathbench.correlation import correlate_metrics, write_correlations
 from pathbench.io import read_parquet, write_text
 from pathbench.plots import plot_aligned_bars, plot_metric_scatters, plot_results_heatmap
-from pathbench.results_table import build_results_table, export_speaker_csvs, write_results_table
+from pathbench.results_table import (
+    aligned_r,
+    build_results_table,
+    dataset_column,
+    export_speaker_csvs,
+    write_results_table,
+)
 
 
 def ground_truth_of(speakers: pd.DataFrame) -> pd.Series:
@@ -62,32 +71,99 @@ def correlate_dataset(
     return table
 
 
+def metric_reasons(correlations: pd.DataFrame, aggregation: Mapping[str, Any]) -> dict[str, str]:
+    """Per metric, every recorded reason it has no correlation, one line each.
+
+    Read defensively, because the correlation and aggregation stages may record more over
+    time: every string column of ``correlations`` whose name contains "reason" or
+    "excluded", the count of speakers without a value from ``aggregation.json``, and any
+    string that ``aggregation.json`` files under the metric's name, at the top level or one
+    level down (e.g. ``common_speaker_set.not_constraining``).
+    """
+    reason_columns = sorted(c for c in correlations.columns if "reason" in c or "excluded" in c)
+    reasons = {}
+    for row in correlations.to_dict(orient="records"):
+        metric = row["metric"]
+        lines = [
+            str(row[column]) if column == "reason" else f"{column}: {row[column]}"
+            for column in reason_columns
+            if isinstance(row[column], str) and row[column].strip()
+        ]
+        lines += _aggregation_lines(aggregation, metric)
+        reasons[metric] = "\n".join(dict.fromkeys(lines))
+    return reasons
+
+
+def _aggregation_lines(aggregation: Mapping[str, Any], metric: str) -> list[str]:
+    """What ``aggregation.json`` says about why ``metric`` lacks values."""
+    lines = []
+    without = aggregation.get("n_speakers_without_value", {})
+    if isinstance(without, Mapping) and metric in without:
+        total = aggregation.get("n_speakers", "?")
+        lines.append(f"no value for {without[metric]} of {total} speakers")
+    blocks = [(key, value) for key, value in sorted(aggregation.items())]
+    blocks += [
+        (inner, value)
+        for _, block in sorted(aggregation.items())
+        if isinstance(block, Mapping)
+        for inner, value in sorted(block.items())
+    ]
+    for key, block in blocks:
+        record = block.get(metric) if isinstance(block, Mapping) else None
+        if isinstance(record, str) and record.strip():
+            lines.append(f"{key}: {record}")
+    return lines
+
+
 def plot_dataset(
     dataset: str,
     speakers_path: str | Path,
     correlations_path: str | Path,
+    aggregation_path: str | Path,
     scatter_dir: str | Path,
     bars_path: str | Path,
     *,
     allowlist: Collection[str],
 ) -> None:
-    """Per-metric scatter plots and the bar chart of sign-aligned r with bootstrap CIs."""
+    """Per-metric scatter plots and the bar chart of sign-aligned r with bootstrap CIs.
+
+    A scatter without a correlation prints the reasons recorded for its metric.
+    """
     speakers = read_parquet(speakers_path)
     correlations = read_parquet(correlations_path)
+    aggregation = json.loads(Path(aggregation_path).read_text(encoding="utf-8"))
     Path(scatter_dir).mkdir(parents=True, exist_ok=True)
     plot_metric_scatters(
-        speakers, ground_truth_of(speakers), correlations, scatter_dir, allowlist=tuple(allowlist)
+        speakers,
+        ground_truth_of(speakers),
+        correlations,
+        scatter_dir,
+        allowlist=tuple(allowlist),
+        reasons=metric_reasons(correlations, aggregation),
     )
     plot_aligned_bars(correlations, bars_path, f"{dataset}: sign-aligned Pearson r (95% CI)")
 
 
 def make_results_table(
-    correlation_paths: Mapping[str, str | Path], out_dir: str | Path, heatmap_path: str | Path
+    correlation_paths: Mapping[str, str | Path],
+    dataset_settings: Mapping[str, Mapping[str, str]],
+    out_dir: str | Path,
+    heatmap_path: str | Path,
+    comparisons_csv: str | Path,
+    comparisons_json: str | Path,
 ) -> pd.DataFrame:
-    """The PathBench-style table (metrics × datasets, sign-aligned r, Avg) and its heat map."""
-    table = build_results_table({name: read_parquet(p) for name, p in correlation_paths.items()})
-    write_results_table(table, out_dir, {"datasets": list(correlation_paths)})
+    """PathBench's results table, its heat map and its Wilcoxon protocol comparisons.
+
+    ``dataset_settings`` is each dataset's config entry (``path`` and the optional
+    ``corpus``, ``task``, ``condition``), which places it among PathBench's columns.
+    """
+    correlations = {name: read_parquet(p) for name, p in correlation_paths.items()}
+    columns = [dataset_column(name, dataset_settings.get(name, {})) for name in correlations]
+    table = build_results_table(correlations, columns)
+    settings = {"columns": [(c.dataset, c.label) for c in columns]}
+    write_results_table(table, out_dir, settings)
     plot_results_heatmap(table, heatmap_path)
+    write_comparisons(aligned_r(correlations, columns), comparisons_csv, comparisons_json)
     return table
 
 

@@ -1,7 +1,8 @@
 """Audio loading shared by every stage.
 
 All evaluators see mono float64 audio at :data:`pathbench.SAMPLE_RATE`; converting here, once,
-keeps resampling out of the evaluators and makes every stage see identical samples.
+keeps resampling out of the evaluators and makes every stage see identical samples, the same
+samples PathBench's ``librosa.load(sr=16000)`` gives.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import soundfile as sf
-from scipy.signal import resample_poly
 
 from pathbench import SAMPLE_RATE
 
@@ -21,20 +21,30 @@ def load_audio(
 ) -> np.ndarray:
     """Read ``path`` between ``start`` and ``end`` seconds (``end < 0``: to the end of the file).
 
-    Reads only the requested frames from disk, down-mixes by averaging channels and resamples
-    with a polyphase filter, which is deterministic (unlike FFT resampling of odd lengths).
+    The samples equal ``librosa.load(path, sr=sample_rate, mono=True, offset=start,
+    duration=end - start)`` (float32, soxr resampling, channels averaged, segment bounds
+    truncated to whole native frames), widened to float64: PathBench loads audio that way, so
+    every measure sees the samples PathBench's measures saw, also for files stored at another
+    rate and for ``segments``. A whole mono file already at ``sample_rate`` is read directly
+    (the same float32 decode without librosa's overhead; tests prove the two identical).
     """
+    duration = None if end < 0 else end - start
+    if duration is not None and duration <= 0:
+        return np.empty(0)
     with sf.SoundFile(str(path)) as handle:
-        native_rate = handle.samplerate
-        first = max(0, int(round(start * native_rate)))
-        last = handle.frames if end < 0 else min(handle.frames, int(round(end * native_rate)))
-        handle.seek(first)
-        data = handle.read(max(0, last - first), dtype="float64", always_2d=True)
-    mono = data.mean(axis=1)
-    if native_rate != sample_rate:
-        divisor = np.gcd(native_rate, sample_rate)
-        mono = resample_poly(mono, sample_rate // divisor, native_rate // divisor)
-    return np.ascontiguousarray(mono, dtype=np.float64)
+        if (
+            start == 0
+            and duration is None
+            and handle.samplerate == sample_rate
+            and handle.channels == 1
+        ):
+            return handle.read(dtype="float32").astype(np.float64)
+    import librosa  # imported here: it costs a second, and most corpora are 16 kHz files
+
+    audio, _ = librosa.load(
+        str(path), sr=sample_rate, mono=True, offset=start, duration=duration, dtype=np.float32
+    )
+    return np.ascontiguousarray(audio, dtype=np.float64)
 
 
 def cut(

@@ -6,10 +6,14 @@ and are reproduced here:
 
 * **One speaker set for all metrics.** A metric that fails for some speakers would otherwise
   be scored on an easier or harder subset than the others, so every metric is correlated on
-  the *common speaker set*: the speakers with a ground-truth score and a value for every metric
-  that is not on the partial-coverage allowlist. Allowlisted metrics (``wada_snr`` and
-  ``spk2age`` by default, which fail or are unknown for some speakers by nature) use their own
-  intersection with the ground truth, so they cannot shrink the set for everybody else.
+  the *common speaker set*: the speakers with a ground-truth score and a value for every
+  *constraining* metric. Allowlisted metrics (``wada_snr`` and ``spk2age`` by default, which
+  fail or are unknown for some speakers by nature) use their own intersection with the ground
+  truth, so they cannot shrink the set for everybody else. A metric that cannot be correlated
+  itself (values for fewer than ``MIN_SPEAKERS`` rated speakers, or one constant value) does
+  not constrain either: it carries no information, so it must not cost the others speakers.
+  Every speaker that leaves a metric's set is listed with the metrics that removed it
+  (:class:`SpeakerSets`), in the correlation table and in ``aggregation.json``.
 * **Sign alignment.** Some measures fall as intelligibility rises (error rates, distances);
   ``aligned_r`` multiplies r by the metric's direction so that a positive value always means
   "agrees with the listeners", which is what the results table compares.
@@ -79,8 +83,10 @@ CORRELATION_SCHEMA = pa.schema(
         ("direction", pa.int64()),
         ("n", pa.int64()),
         ("n_no_value", pa.int64()),
+        ("n_excluded", pa.int64()),
         *[(name, pa.float64()) for name in _STATISTICS],
         ("reason", pa.string()),
+        ("excluded_speakers", pa.string()),
     ]
 )
 """Parquet schema of a :func:`correlate_metrics` table."""
@@ -310,36 +316,96 @@ def _wide_values(speakers_long: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+@dataclass(frozen=True)
+class SpeakerSets:
+    """Which speakers each metric is correlated on, and why any rated speaker is missing.
+
+    ``used``: metric → sorted speakers correlated. ``excluded``: metric → {speaker: the
+    constraining metrics without a value for that speaker}, for every rated speaker that has
+    a value for the metric but left its set. ``not_constraining``: metric → why it does not
+    shrink the common set (allowlisted, too few values, constant).
+    """
+
+    used: dict[str, list[str]]
+    excluded: dict[str, dict[str, list[str]]]
+    constraining: list[str]
+    not_constraining: dict[str, str]
+    common: list[str]
+
+    def report(self) -> dict[str, object]:
+        """JSON-ready summary (sorted keys come from the JSON writer)."""
+        return {
+            "speakers": self.common,
+            "constraining_metrics": self.constraining,
+            "not_constraining": self.not_constraining,
+            "excluded_speakers": self.excluded,
+        }
+
+
+def describe_exclusions(excluded: Mapping[str, Collection[str]]) -> str:
+    """``S01 (by cpp); S02 (by per, vsa)``: one metric's excluded speakers as table text."""
+    return "; ".join(
+        f"{speaker} (by {', '.join(sorted(by))})" for speaker, by in sorted(excluded.items())
+    )
+
+
 def analysis_speakers(
     speakers_long: pd.DataFrame,
     ground_truth: pd.Series,
     allowlist: Collection[str] = DEFAULT_ALLOWLIST,
 ) -> dict[str, list[str]]:
-    """The sorted speakers each metric is correlated on (PathBench's common-set rule).
+    """The sorted speakers each metric is correlated on (the common-set rule of the module doc)."""
+    return speaker_sets(speakers_long, ground_truth, allowlist).used
 
-    Allowlisted metrics (matched by :func:`base_metric`) get every rated speaker they have a
-    value for; all others share the common set. A metric with no value for any rated speaker
-    does not constrain the common set: it failed as a whole (e.g. unsupported language), and
-    PathBench, which never sees such a metric, would not let it empty the set for the rest.
-    """
+
+def speaker_sets(
+    speakers_long: pd.DataFrame,
+    ground_truth: pd.Series,
+    allowlist: Collection[str] = DEFAULT_ALLOWLIST,
+) -> SpeakerSets:
+    """:class:`SpeakerSets` of the long speakers table."""
     return _speaker_sets(_wide_values(speakers_long), ground_truth, allowlist)
+
+
+def _why_not_constraining(values: pd.Series, allowed: set[str]) -> str:
+    """Why a metric's values (rated speakers) do not shrink the common set; '' if they do."""
+    if base_metric(str(values.name)) in allowed:
+        return "allowlisted: partial speaker coverage allowed"
+    present = values.dropna().to_numpy(dtype="float64")
+    if len(present) < MIN_SPEAKERS:
+        return f"values for {len(present)} rated speaker(s): too few to correlate"
+    if np.ptp(present) == 0:
+        return "the same value for every speaker: nothing to correlate"
+    return ""
 
 
 def _speaker_sets(
     values: pd.DataFrame, ground_truth: pd.Series, allowlist: Collection[str]
-) -> dict[str, list[str]]:
-    """:func:`analysis_speakers` on the speaker × metric table."""
-    rated = ground_truth.dropna().index
-    has_value = values.reindex(rated.sort_values()).notna()
+) -> SpeakerSets:
+    """:func:`speaker_sets` on the speaker × metric table."""
+    rated = values.reindex(ground_truth.dropna().index.sort_values())
+    has_value = rated.notna()
     allowed = {base_metric(name) for name in allowlist}
-    partial = {m for m in has_value.columns if base_metric(m) in allowed}
-    constraining = [m for m in has_value.columns if m not in partial and has_value[m].any()]
-    common = has_value[constraining].all(axis=1)
-    sets = {}
-    for metric in has_value.columns:
-        usable = has_value[metric] if metric in partial else has_value[metric] & common
-        sets[metric] = has_value.index[usable].tolist()
-    return sets
+    reasons = {m: _why_not_constraining(rated[m], allowed) for m in sorted(rated.columns)}
+    constraining = [m for m, why in reasons.items() if not why]
+    missing = {
+        speaker: [m for m in constraining if not has_value.at[speaker, m]]
+        for speaker in has_value.index
+    }
+    common = [speaker for speaker, lacking in missing.items() if not lacking]
+    used, excluded = {}, {}
+    for metric in reasons:
+        valued = has_value.index[has_value[metric]]
+        allowlisted = base_metric(metric) in allowed
+        used[metric] = [s for s in valued if allowlisted or not missing[s]]
+        excluded[metric] = {s: missing[s] for s in valued if not allowlisted and missing[s]}
+    return SpeakerSets(
+        used=used,
+        excluded=excluded,
+        constraining=constraining,
+        not_constraining={m: why for m, why in reasons.items() if why},
+        common=common,
+    )
 
 
 def _metadata_by_metric(metadata: pd.DataFrame, metrics: Collection[str]) -> pd.DataFrame:
@@ -374,19 +440,20 @@ def correlate_metrics(
 
     ``speakers_long`` has columns ``speaker_id``, ``metric``, ``value``; ``metadata`` has
     ``metric``, ``direction`` (+1/-1) and ``category``. Columns of the result are
-    ``CORRELATION_COLUMNS``.
+    ``CORRELATION_COLUMNS``; ``n_excluded`` and ``excluded_speakers`` name the rated speakers
+    with a value for the metric that the common-set rule left out, and the metrics that did.
     """
     values = _wide_values(speakers_long)
-    speaker_sets = _speaker_sets(values, ground_truth, allowlist)
-    meta = _metadata_by_metric(metadata, speaker_sets)
+    sets = _speaker_sets(values, ground_truth, allowlist)
+    meta = _metadata_by_metric(metadata, sets.used)
     rows = []
-    for metric in sorted(speaker_sets):
+    for metric in sorted(sets.used):
         direction = int(meta.at[metric, "direction"])
         result = correlate_predictions(
             values[metric],
             ground_truth,
             direction,
-            speakers=speaker_sets[metric],
+            speakers=sets.used[metric],
             n_boot=n_boot,
             seed=seed,
         )
@@ -396,10 +463,12 @@ def correlate_metrics(
                 "category": meta.at[metric, "category"],
                 "direction": direction,
                 **asdict(result),
+                "n_excluded": len(sets.excluded[metric]),
+                "excluded_speakers": describe_exclusions(sets.excluded[metric]),
             }
         )
     return pd.DataFrame(rows, columns=list(CORRELATION_COLUMNS)).astype(
-        {"direction": "int64", "n": "int64", "n_no_value": "int64"}
+        {"direction": "int64", "n": "int64", "n_no_value": "int64", "n_excluded": "int64"}
     )
 
 

@@ -10,32 +10,42 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 import soundfile as sf
 
-from pathbench.kaldi import Finding, Table, read_table
+from pathbench import SAMPLE_RATE
+from pathbench.kaldi import Finding, Table, read_lines, read_table
 from pathbench.references import (
     REFERENCE_TYPES,
+    Recording,
     ReferenceAudio,
     TextIndex,
     index_by_text,
     select_references,
+    shared_recordings,
 )
 from pathbench.text import clean_text
+from pathbench.wavcheck import wav_truncation
 
-REQUIRED_FILES = ("wav.scp", "text", "utt2spk", "spk2score", "spk2gender", "language")
+REQUIRED_FILES = ("wav.scp", "text", "utt2spk", "spk2score", "language")
+"""``spk2gender`` is optional: PathBench's YouTube set has none (see :meth:`Dataset._genders`)."""
 LANGUAGES = ("en", "nl", "it", "es", "cmn")
 LANGUAGE_ALIASES = {"zh": "cmn"}
 GENDERS = ("m", "f")
 SEGMENT_TOLERANCE_S = 0.05
 SILENCE_PEAK = 1.0 / 32768.0
 """A file whose peak never exceeds one 16-bit step holds no signal at all."""
+CONSTANT_SPREAD = 1.0 / 32768.0
+"""Audio whose standard deviation stays below one 16-bit step is a constant (DC), not speech."""
+OVERLAP_EXAMPLES = 5
+"""How many shared test/reference recordings a finding names before summarising the rest."""
 
 
 def _parse_score(raw: str) -> float | None:
@@ -47,6 +57,99 @@ def _parse_score(raw: str) -> float | None:
     except ValueError:
         return None
     return value if math.isfinite(value) else None
+
+
+def _users(spans: dict[str, _Span | None]) -> dict[str, list[str]]:
+    """The utterances of each recording."""
+    users: dict[str, list[str]] = {}
+    for utt, span in spans.items():
+        if span is not None:
+            users.setdefault(span.recording, []).append(utt)
+    return users
+
+
+def reference_overlap(
+    test_path: Path,
+    test: Iterable[Recording],
+    test_hashes: Mapping[str, str],
+    reference_path: Path,
+    reference: Iterable[Recording],
+    reference_hashes: Mapping[str, str],
+    affected: str,
+) -> list[Finding]:
+    """Findings naming both datasets when the reference dataset is, or shares recordings
+    with, the test dataset.
+
+    A reference dataset that is the test dataset is fatal. A shared recording with the same
+    cleaned text would be its own reference: an error listing the shared utterances of the
+    ``affected`` side ("test" or "reference", the dataset being validated), so ``on_error:
+    drop`` removes them there and ``fail`` refuses. The same audio under different
+    transcriptions is never matched as a reference but is a labelling defect: a warning.
+    EasyCall's metadata has both (byte-identical files under several speakers and words).
+    """
+    fix = (
+        "use a reference dataset of other recordings (e.g. the control speakers), "
+        "or remove the shared recordings from one of the two"
+    )
+    if test_path.resolve() == reference_path.resolve():
+        problem = (
+            f"reference dataset {reference_path} is the test dataset {test_path}: "
+            "every utterance would be scored against itself"
+        )
+        return [Finding(str(reference_path), 0, "", problem, fix)]
+    pairs = shared_recordings(test, reference, test_hashes, reference_hashes)
+    same_text = [(t.utt_id, r.utt_id) for t, r in pairs if t.text_clean == r.text_clean]
+    other_text = [(t.utt_id, r.utt_id) for t, r in pairs if t.text_clean != r.text_clean]
+    side = 0 if affected == "test" else 1
+    shared = (
+        f"reference dataset {reference_path} shares {{}} recording(s) with test dataset "
+        f"{test_path} (same audio file and time, or same wav_hash.scp digest)"
+    )
+    findings = []
+    if same_text:
+        findings.append(
+            Finding(
+                str(reference_path),
+                0,
+                _examples(same_text),
+                shared.format(len(same_text))
+                + " with the same text: they would be scored against themselves",
+                fix,
+                utterances=tuple(sorted({pair[side] for pair in same_text})),
+            )
+        )
+    if other_text:
+        findings.append(
+            Finding(
+                str(reference_path),
+                0,
+                _examples(other_text),
+                shared.format(len(other_text)) + " under different transcriptions",
+                "check which transcription the audio holds; fix or remove the duplicate",
+                severity="warning",
+            )
+        )
+    return findings
+
+
+def _examples(pairs: list[tuple[str, str]]) -> str:
+    shown = ", ".join(f"{test} = {ref}" for test, ref in pairs[:OVERLAP_EXAMPLES])
+    rest = len(pairs) - OVERLAP_EXAMPLES
+    return shown + (f" and {rest} more" if rest > 0 else "")
+
+
+def read_hashes(directory: Path) -> dict[str, str]:
+    """Recording id -> SHA-256 from ``wav_hash.scp``, empty when the file is absent.
+
+    Used to compare recordings across datasets; malformed lines were already reported by the
+    validation of ``directory`` itself and are skipped here.
+    """
+    file = Path(directory) / "wav_hash.scp"
+    return _digests(read_table(file, [], n_fields=1)) if file.is_file() else {}
+
+
+def _digests(table: Table | None) -> dict[str, str]:
+    return {key: e.fields[0].lower() for key, e in table.entries.items()} if table else {}
 
 
 class DatasetError(Exception):
@@ -87,6 +190,17 @@ class _AudioFacts:
     channels: int
 
 
+class _Span(NamedTuple):
+    """Where an utterance lies: ``end = -1`` runs to the end of the file; ``line`` is its
+    segments line (0 when unsegmented); ``channel`` the optional Kaldi channel field."""
+
+    recording: str
+    start: float
+    end: float
+    line: int
+    channel: int | None = None
+
+
 class Dataset:
     """A validated Kaldi directory.
 
@@ -111,13 +225,17 @@ class Dataset:
         self.path = Path(path)
         self.reference = reference
         self.reference_type = reference_type
+        self.on_error = on_error
         self.findings: list[Finding] = []
         self.dropped: list[str] = []
         self.utterances: dict[str, Utterance] = {}
         self.language = ""
         self.speaker_scores: dict[str, float] = {}
         self.speaker_genders: dict[str, str] = {}
+        self.recording_hashes: dict[str, str] = {}
         self._load(check_audio=check_audio, verify_hashes=verify_hashes)
+        if reference is not None:
+            self._check_reference(reference)
         self._apply_policy(on_error)
         self._by_text: TextIndex | None = None
 
@@ -141,21 +259,25 @@ class Dataset:
         text = read_table(self.path / "text", f, n_fields=None, rest_joined=True)
         utt2spk = read_table(self.path / "utt2spk", f, n_fields=1)
         spk2score = read_table(self.path / "spk2score", f, n_fields=1)
-        spk2gender = read_table(self.path / "spk2gender", f, n_fields=1)
-        segments = self._optional("segments", n_fields=3)
+        spk2gender = self._optional("spk2gender", n_fields=1)
+        segments = self._optional("segments", n_fields=3, optional_fields=1)
         utt2group = self._optional("utt2group", n_fields=1)
         hashes = self._optional("wav_hash.scp", n_fields=1)
         self.language = self._read_language()
         self.speaker_scores = self._read_scores(spk2score, utt2spk)
-        self.speaker_genders = self._read_genders(spk2gender, utt2spk)
+        self.speaker_genders = self._genders(spk2gender, utt2spk)
+        self.recording_hashes = _digests(hashes)
         spans = self._spans(wav, utt2spk, segments)
         audio = self._check_recordings(wav, spans, check_audio, hashes if verify_hashes else None)
+        self._check_sample_rates(wav, spans, audio)
         self._check_speakers(utt2spk, spk2score, spk2gender)
         self._build(utt2spk, text, wav, spans, utt2group, audio)
 
-    def _optional(self, name: str, *, n_fields: int) -> Table | None:
+    def _optional(self, name: str, *, n_fields: int, optional_fields: int = 0) -> Table | None:
         file = self.path / name
-        return read_table(file, self.findings, n_fields=n_fields) if file.is_file() else None
+        if not file.is_file():
+            return None
+        return read_table(file, self.findings, n_fields=n_fields, optional_fields=optional_fields)
 
     def _error(
         self,
@@ -172,7 +294,7 @@ class Dataset:
 
     def _read_language(self) -> str:
         file = self.path / "language"
-        lines = [ln.strip() for ln in file.read_text(errors="replace").splitlines() if ln.strip()]
+        lines = [ln.strip() for _n, ln in read_lines(file, self.findings) if ln.strip()]
         code = LANGUAGE_ALIASES.get(lines[0].lower(), lines[0].lower()) if lines else ""
         if len(lines) != 1 or code not in LANGUAGES:
             self._error(
@@ -222,7 +344,22 @@ class Dataset:
             "write a number, or N/A for speakers without a rating",
         )
 
-    def _read_genders(self, spk2gender: Table, utt2spk: Table) -> dict[str, str]:
+    def _genders(self, spk2gender: Table | None, utt2spk: Table) -> dict[str, str]:
+        """Speaker genders; without spk2gender every gender is unknown (empty in the
+        manifest), which is a warning, not an error: such speakers are still scored,
+        gender-dependent measures estimate gender from F0 and ``control`` references, which
+        need a matching gender, stay empty for the reason this warning records."""
+        if spk2gender is None:
+            self._error(
+                self.path / "spk2gender",
+                0,
+                "",
+                "no spk2gender: every speaker's gender is unknown, so no utterance gets "
+                "'control' references and gender-dependent measures estimate gender from F0",
+                "add spk2gender ('<speaker> m' or '<speaker> f') to get control references",
+                severity="warning",
+            )
+            return {}
         return self._read_speaker_values(
             spk2gender,
             utt2spk,
@@ -231,62 +368,47 @@ class Dataset:
             "write m or f",
         )
 
-    def _spans(
-        self, wav: Table, utt2spk: Table, segments: Table | None
-    ) -> dict[str, tuple[str, float, float, int] | None]:
-        """Map each utterance to (recording, start, end, segments line; 0 when unsegmented).
+    def _spans(self, wav: Table, utt2spk: Table, segments: Table | None) -> dict[str, _Span | None]:
+        """Map each utterance to its :class:`_Span`.
 
-        A malformed segment maps to ``None``: it was reported here and must not be reported
-        again as a missing segment.
+        Segments follow Kaldi's ``extract-segments``: ``<utt> <recording> <start> <end>
+        [<channel>]``, where an end of -1 runs to the end of the file. A malformed segment maps
+        to ``None``: it was reported here and must not be reported again as a missing segment.
         """
-        spans: dict[str, tuple[str, float, float, int] | None] = {}
+        spans: dict[str, _Span | None] = {}
         if segments is None:
-            return {utt: (utt, 0.0, -1.0, 0) for utt in utt2spk.entries}
+            return {utt: _Span(utt, 0.0, -1.0, 0) for utt in utt2spk.entries}
         for utt, entry in segments.entries.items():
-            spans[utt] = None
-            rec, start_raw, end_raw = entry.fields
-            try:
-                start, end = float(start_raw), float(end_raw)
-            except ValueError:
-                self._error(
-                    segments,
-                    entry.line,
-                    f"{start_raw} {end_raw}",
-                    "segment times are not numbers",
-                    "write start and end in seconds",
-                    (utt,),
-                )
-                continue
-            if rec not in wav.entries:
-                self._error(
-                    segments,
-                    entry.line,
-                    rec,
-                    "segment names a recording not in wav.scp",
-                    "add the recording to wav.scp or fix the recording id",
-                    (utt,),
-                )
-            elif start < 0 or end < 0:
-                self._error(
-                    segments,
-                    entry.line,
-                    f"{start_raw} {end_raw}",
-                    "negative segment time",
-                    "times are seconds from the file start",
-                    (utt,),
-                )
-            elif start >= end:
-                self._error(
-                    segments,
-                    entry.line,
-                    f"{start_raw} {end_raw}",
-                    "segment start is not before its end",
-                    "swap or correct the times",
-                    (utt,),
-                )
-            else:
-                spans[utt] = (rec, start, end, entry.line)
+            spans[utt] = self._segment(wav, segments, utt, entry.line, entry.fields)
         return spans
+
+    def _segment(
+        self, wav: Table, segments: Table, utt: str, line: int, fields: tuple[str, ...]
+    ) -> _Span | None:
+        rec, start_raw, end_raw, *channel_raw = fields
+        times = f"{start_raw} {end_raw}"
+        try:
+            start, end = float(start_raw), float(end_raw)
+        except ValueError:
+            start = end = math.nan
+        problem, fix, value = "", "", times
+        if not (math.isfinite(start) and math.isfinite(end)):
+            problem, fix = "segment times are not numbers", "write start and end in seconds"
+        elif rec not in wav.entries:
+            problem, value = "segment names a recording not in wav.scp", rec
+            fix = "add the recording to wav.scp or fix the recording id"
+        elif start < 0 or (end < 0 and end != -1.0):
+            problem = "negative segment time"
+            fix = "times are seconds from the file start; an end of -1 means the end of the file"
+        elif end != -1.0 and start >= end:
+            problem, fix = "segment start is not before its end", "swap or correct the times"
+        elif channel_raw and not (channel_raw[0].isdigit() and channel_raw[0].isascii()):
+            problem, value = "segment channel is not a channel number", channel_raw[0]
+            fix = "write the 0-based channel number or leave the field out"
+        if problem:
+            self._error(segments, line, value, problem, fix, (utt,))
+            return None
+        return _Span(rec, start, end, line, int(channel_raw[0]) if channel_raw else None)
 
     def _resolve(self, location: str) -> Path:
         path = Path(location)
@@ -295,14 +417,11 @@ class Dataset:
     def _check_recordings(
         self,
         wav: Table,
-        spans: dict[str, tuple[str, float, float, int] | None],
+        spans: dict[str, _Span | None],
         check_audio: bool,
         hashes: Table | None,
     ) -> dict[str, _AudioFacts]:
-        users: dict[str, list[str]] = {}
-        for utt, span in spans.items():
-            if span is not None:
-                users.setdefault(span[0], []).append(utt)
+        users = _users(spans)
         facts: dict[str, _AudioFacts] = {}
         for rec, entry in wav.entries.items():
             location = entry.fields[0]
@@ -335,7 +454,7 @@ class Dataset:
         rec: str,
         location: str,
         affected: tuple[str, ...],
-        spans: dict[str, tuple[str, float, float, int] | None],
+        spans: dict[str, _Span | None],
         utts: list[str],
         hashes: Table | None,
     ) -> _AudioFacts | None:
@@ -367,35 +486,138 @@ class Dataset:
                 wav, line, location, "audio file is empty", "replace the recording", affected
             )
             return None
+        truncation = wav_truncation(path)
+        if truncation is not None:
+            declared_s, held_s = truncation
+            self._error(
+                wav,
+                line,
+                location,
+                f"audio file is truncated: its header declares {declared_s:.3f} s of audio, "
+                f"the file holds {held_s:.3f} s",
+                "copy or export the recording again (an interrupted copy or recording)",
+                affected,
+            )
+            return None
         if hashes is not None:
             self._check_hash(hashes, rec, path, affected)
-        duration = data.shape[0] / rate
-        peak = np.abs(data).max(axis=1)
+        facts = _AudioFacts(data.shape[0] / rate, int(rate), int(data.shape[1]))
         for utt in utts:
-            _rec, start, end, seg_line = spans[utt]
-            if end > duration + SEGMENT_TOLERANCE_S:
-                self._error(
-                    self.path / "segments",
-                    seg_line,
-                    f"{end}",
-                    f"segment ends after the audio ({duration:.3f} s)",
-                    "correct the end time or the recording",
-                    (utt,),
+            self._check_span(wav.path, line, utt, spans[utt], data, facts)
+        return facts
+
+    def _check_span(
+        self,
+        wav_path: Path,
+        wav_line: int,
+        utt: str,
+        span: _Span,
+        data: np.ndarray,
+        facts: _AudioFacts,
+    ) -> None:
+        """The utterance's part of the recording exists, is addressable and holds a signal."""
+        segments = self.path / "segments"
+        where = (segments, span.line) if span.line else (wav_path, wav_line)
+        if span.end > facts.duration_s + SEGMENT_TOLERANCE_S:
+            self._error(
+                segments,
+                span.line,
+                f"{span.end}",
+                f"segment ends after the audio ({facts.duration_s:.3f} s)",
+                "correct the end time or the recording",
+                (utt,),
+            )
+            return
+        if span.start >= facts.duration_s:
+            self._error(
+                segments,
+                span.line,
+                f"{span.start}",
+                f"segment starts after the audio ends ({facts.duration_s:.3f} s)",
+                "correct the start time or the recording",
+                (utt,),
+            )
+            return
+        if span.channel is not None and (facts.channels > 1 or span.channel >= facts.channels):
+            problem = (
+                f"segment selects channel {span.channel} of a {facts.channels}-channel recording; "
+                + (
+                    "pathbench averages all channels and cannot select one"
+                    if span.channel < facts.channels
+                    else "no such channel"
                 )
-                continue
-            stop = data.shape[0] if end < 0 else int(round(end * rate))
-            region = peak[int(round(start * rate)) : stop]
-            if region.size == 0 or region.max() <= SILENCE_PEAK:
-                where = (self.path / "segments", seg_line) if seg_line else (wav.path, line)
+            )
+            self._error(
+                segments,
+                span.line,
+                str(span.channel),
+                problem,
+                "extract the channel to its own mono file and list that in wav.scp",
+                (utt,),
+            )
+            return
+        rate = facts.sample_rate
+        stop = data.shape[0] if span.end < 0 else int(round(span.end * rate))
+        region = data[int(round(span.start * rate)) : stop]
+        if region.size == 0 or np.abs(region).max() <= SILENCE_PEAK:
+            self._error(
+                *where,
+                utt,
+                "audio holds only silence",
+                "check the recording or the segment times",
+                (utt,),
+            )
+        elif region.std(axis=0).max() < CONSTANT_SPREAD:
+            self._error(
+                *where,
+                utt,
+                f"audio holds no signal, only the constant value {float(region.mean()):.4f} "
+                "(DC offset)",
+                "check the recording (a disconnected microphone or a broken conversion)",
+                (utt,),
+            )
+
+    def _check_sample_rates(
+        self, wav: Table, spans: dict[str, _Span | None], audio: dict[str, _AudioFacts]
+    ) -> None:
+        """Name recordings whose bandwidth differs from the rest of the dataset.
+
+        Every stage resamples to :data:`~pathbench.SAMPLE_RATE`, so what matters is the rate
+        after that, ``min(rate, SAMPLE_RATE)``: 44.1 and 48 kHz both become full-band 16 kHz
+        audio, while an 8 kHz file among 16 kHz ones is upsampled with nothing above 4 kHz,
+        which shifts spectral measures (CPP by +65% in issue 12). The dataset's most common
+        rate (the higher on a tie) is the norm; recordings at another one are errors. A
+        dataset entirely below ``SAMPLE_RATE`` is consistent and only gets a warning.
+        """
+        effective = {rec: min(f.sample_rate, SAMPLE_RATE) for rec, f in audio.items()}
+        counts = Counter(effective.values())
+        if not counts:
+            return
+        norm = max(counts, key=lambda rate: (counts[rate], rate))
+        users = _users(spans)
+        for rec, rate in sorted(effective.items(), key=lambda item: wav.entries[item[0]].line):
+            if rate != norm:
                 self._error(
-                    where[0],
-                    where[1],
-                    utt,
-                    "audio holds only silence",
-                    "check the recording or the segment times",
-                    (utt,),
+                    wav,
+                    wav.entries[rec].line,
+                    rec,
+                    f"sample rate {audio[rec].sample_rate} Hz differs from the dataset's "
+                    f"{norm} Hz (as resampled to {SAMPLE_RATE} Hz): its bandwidth differs "
+                    "from the other recordings' and biases spectral measures",
+                    "resample every recording to one rate, or put these in their own dataset",
+                    tuple(sorted(users.get(rec, ()))),
                 )
-        return _AudioFacts(duration, int(rate), int(data.shape[1]))
+        if len(counts) == 1 and norm < SAMPLE_RATE:
+            self._error(
+                wav,
+                0,
+                f"{norm} Hz",
+                f"every recording is sampled at {norm} Hz: upsampled to {SAMPLE_RATE} Hz, "
+                f"nothing above {norm // 2} Hz, so values are not comparable with "
+                f"{SAMPLE_RATE} Hz datasets",
+                "compare only with datasets of the same rate",
+                severity="warning",
+            )
 
     def _check_hash(self, hashes: Table, rec: str, path: Path, affected: tuple[str, ...]) -> None:
         entry = hashes.get(rec)
@@ -413,9 +635,10 @@ class Dataset:
                 affected,
             )
 
-    def _check_speakers(self, utt2spk: Table, spk2score: Table, spk2gender: Table) -> None:
+    def _check_speakers(self, utt2spk: Table, spk2score: Table, spk2gender: Table | None) -> None:
         """Every speaker needs a spk2score line (N/A allowed); a missing gender only warns,
-        because such a speaker is still scored, it just gets no control references."""
+        because such a speaker is still scored, it just gets no control references (a missing
+        spk2gender file was reported once by :meth:`_genders`)."""
         by_speaker = self._utts_of(utt2spk)
         for spk, utts in sorted(by_speaker.items()):
             line = utt2spk.entries[utts[0]].line
@@ -428,7 +651,7 @@ class Dataset:
                     "add '<speaker> <score>' or '<speaker> N/A'",
                     tuple(sorted(utts)),
                 )
-            if spk not in spk2gender.entries:
+            if spk2gender is not None and spk not in spk2gender.entries:
                 self._error(
                     utt2spk,
                     line,
@@ -453,7 +676,7 @@ class Dataset:
         utt2spk: Table,
         text: Table,
         wav: Table,
-        spans: dict[str, tuple[str, float, float, int] | None],
+        spans: dict[str, _Span | None],
         utt2group: Table | None,
         audio: dict[str, _AudioFacts],
     ) -> None:
@@ -471,7 +694,7 @@ class Dataset:
         utt2spk: Table,
         text: Table,
         wav: Table,
-        spans: dict[str, tuple[str, float, float, int] | None],
+        spans: dict[str, _Span | None],
         utt2group: Table | None,
         audio: dict[str, _AudioFacts],
     ) -> Utterance | None:
@@ -510,7 +733,7 @@ class Dataset:
             elif utt not in wav.entries:
                 self._error(wav, 0, utt, "utterance has no audio", "add it to wav.scp", (utt,))
             return None
-        rec, start, end, _line = span
+        rec, start, end = span.recording, span.start, span.end
         if rec not in wav.entries:
             self._error(wav, 0, rec, "utterance has no audio", "add it to wav.scp", (utt,))
             return None
@@ -558,17 +781,45 @@ class Dataset:
             channels=facts.channels if facts else 0,
         )
 
+    def add_findings(self, findings: list[Finding]) -> None:
+        """Add findings made outside this dataset's own files (against its test set) and
+        apply ``on_error`` again: raise, or drop the utterances they touch."""
+        self.findings += findings
+        self._apply_policy(self.on_error)
+
     def _apply_policy(self, on_error: str) -> None:
         errors = [f for f in self.findings if f.severity == "error"]
-        if not errors:
-            return
         fatal = [f for f in errors if not f.utterances]
-        if on_error == "fail" or fatal:
+        if errors and (on_error == "fail" or fatal):
             raise DatasetError(self.path, self.findings)
         bad = sorted({utt for f in errors for utt in f.utterances})
         for utt in bad:
             self.utterances.pop(utt, None)
         self.dropped = bad
+        if not self.utterances:
+            self._error(
+                self.path,
+                0,
+                "",
+                f"no utterance left: all {len(bad)} were dropped by on_error: drop"
+                if bad
+                else "dataset has no utterances (utt2spk, text and wav.scp list none)",
+                "fix the findings above" if bad else "add utterances or remove the dataset",
+            )
+            raise DatasetError(self.path, self.findings)
+
+    def _check_reference(self, reference: Dataset) -> None:
+        """Refuse a reference dataset that shares recordings with this one: its utterances
+        would be scored against themselves (P-ESTOI 0.995 in issue 12)."""
+        self.findings += reference_overlap(
+            self.path,
+            self.utterances.values(),
+            self.recording_hashes,
+            reference.path,
+            reference.utterances.values(),
+            reference.recording_hashes,
+            affected="test",
+        )
 
     # ----------------------------------------------------------------- access
     def __len__(self) -> int:

@@ -86,6 +86,17 @@ def contained(call: Callable[..., Score], *args: Any) -> Score:
         return Score(None, ERROR, f"{type(exc).__name__}: {exc}")
 
 
+def evaluate_all(evaluator: Evaluator, items: Sequence[Item]) -> list[Score]:
+    """One score per item through the batch hook; a batch that raises becomes error rows."""
+    try:
+        scores = evaluator.evaluate_batch(items)
+    except Exception as exc:  # noqa: BLE001 - recorded as status=error, never swallowed
+        return [Score(None, ERROR, f"{type(exc).__name__}: {exc}")] * len(items)
+    if len(scores) != len(items):
+        return [Score(None, ERROR, f"{len(scores)} scores for {len(items)} items")] * len(items)
+    return list(scores)
+
+
 class Evaluator(ABC):
     """Common metadata; subclasses are registered by ``name`` in :mod:`pathbench.registry`.
 
@@ -107,12 +118,31 @@ class Evaluator(ABC):
     context_options: ClassVar[tuple[str, ...]] = ()
     """Constructor options the workflow fills in itself (e.g. ``dataset_dir``)."""
 
+    @classmethod
+    def preflight(cls, options: dict[str, Any]) -> None:
+        """Check, before any job runs, that ``options`` can work on this machine.
+
+        Raises ``ValueError`` with a message for the user (a missing model, a missing
+        language-model file); the default has nothing to check.
+        """
+        return None
+
+    @classmethod
+    def uses_gpu(cls, options: dict[str, Any]) -> bool:
+        """Whether a job of this evaluator with ``options`` runs a neural model (the rules'
+        ``gpu`` resource); signal measures do not."""
+        return False
+
     def supports(self, language: str) -> bool:
         return self.languages is None or language in self.languages
 
     def evaluate(self, item: Item) -> Score:
         """Score one utterance (utterance-level evaluators)."""
         raise TypeError(f"{self.name} scores speakers, not utterances")
+
+    def evaluate_batch(self, items: Sequence[Item]) -> list[Score]:
+        """Score many utterances; model-based evaluators override it to batch inference."""
+        return [contained(self.evaluate, item) for item in items]
 
     def evaluate_speaker(self, items: Sequence[Item]) -> Score:
         """Score one speaker from all their utterances (speaker-level evaluators)."""

@@ -67,24 +67,46 @@ class Table:
         return list(self.entries)
 
 
-def read_table(
-    path: Path,
-    findings: list[Finding],
-    *,
-    n_fields: int | None,
-    rest_joined: bool = False,
-) -> Table:
-    """Parse ``path`` into a :class:`Table`, appending a finding for every malformed line.
+UTF8_BOM = b"\xef\xbb\xbf"
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
-    ``n_fields`` is the exact number of whitespace-separated fields after the key, or ``None``
-    when the rest of the line is free text (``text``, ``wav.scp``) and is kept as one field.
-    Blank lines are skipped: Kaldi tools tolerate a trailing empty line.
+
+def read_lines(path: Path, findings: list[Finding]) -> list[tuple[int, str]]:
+    """The decoded lines of ``path`` with their 1-based numbers, blank lines included.
+
+    Editors on Windows save UTF-8 with a byte-order mark; left in place it would glue itself
+    to the first key (``'\\ufeffen'`` is no language, ``'\\ufeffutt1'`` no utterance), so it is
+    stripped and named in a warning. A UTF-16 file is one error, not an error per line.
+    Undecodable lines become findings and are left out.
     """
-    table = Table(path=path)
     raw = path.read_bytes()
+    if raw.startswith(UTF8_BOM):
+        raw = raw[len(UTF8_BOM) :]
+        findings.append(
+            Finding(
+                file=str(path),
+                line=1,
+                value="",
+                problem="file starts with a UTF-8 byte-order mark (ignored)",
+                fix="save the file as UTF-8 without BOM",
+                severity="warning",
+            )
+        )
+    elif raw.startswith(UTF16_BOMS):
+        findings.append(
+            Finding(
+                file=str(path),
+                line=1,
+                value="",
+                problem="file is UTF-16 encoded (byte-order mark)",
+                fix="re-encode the file as UTF-8",
+            )
+        )
+        return []
+    lines = []
     for number, line_bytes in enumerate(raw.splitlines(), start=1):
         try:
-            line = line_bytes.decode("utf-8")
+            lines.append((number, line_bytes.decode("utf-8")))
         except UnicodeDecodeError as exc:
             findings.append(
                 Finding(
@@ -97,7 +119,30 @@ def read_table(
                     fix="re-encode the file as UTF-8",
                 )
             )
-            continue
+    return lines
+
+
+def _count_range(n: int, extra: int) -> str:
+    return f"{n}-{n + extra}" if extra else str(n)
+
+
+def read_table(
+    path: Path,
+    findings: list[Finding],
+    *,
+    n_fields: int | None,
+    rest_joined: bool = False,
+    optional_fields: int = 0,
+) -> Table:
+    """Parse ``path`` into a :class:`Table`, appending a finding for every malformed line.
+
+    ``n_fields`` is the number of whitespace-separated fields after the key, or ``None``
+    when the rest of the line is free text (``text``, ``wav.scp``) and is kept as one field;
+    up to ``optional_fields`` more may follow (the channel of a Kaldi ``segments`` line).
+    Blank lines are skipped: Kaldi tools tolerate a trailing empty line.
+    """
+    table = Table(path=path)
+    for number, line in read_lines(path, findings):
         if not line.strip():
             continue
         parts = line.split(maxsplit=1) if rest_joined else line.split()
@@ -105,14 +150,16 @@ def read_table(
         if rest_joined:
             rest = [rest[0].strip() if rest else ""]
         expected = 1 if rest_joined else n_fields
-        if expected is not None and len(rest) != expected:
+        if expected is not None and not expected <= len(rest) <= expected + optional_fields:
             findings.append(
                 Finding(
                     file=str(path),
                     line=number,
                     value=line.strip(),
-                    problem=f"{len(rest) + 1} fields where {expected + 1} are expected",
-                    fix=f"write '<key>' followed by {expected} value(s) on each line",
+                    problem=f"{len(rest) + 1} fields where "
+                    f"{_count_range(expected + 1, optional_fields)} are expected",
+                    fix=f"write '<key>' followed by {_count_range(expected, optional_fields)} "
+                    "value(s) on each line",
                 )
             )
             continue

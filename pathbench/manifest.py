@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from pathbench.dataset import Dataset, DatasetError
+from pathbench.dataset import Dataset, DatasetError, read_hashes, reference_overlap
 from pathbench.io import read_parquet, write_json, write_parquet
 
 MANIFEST_SCHEMA = pa.schema(
@@ -64,6 +64,14 @@ def assign_shards(utt_ids: list[str], n_shards: int) -> np.ndarray:
     return shards
 
 
+def failed_report_path(report_path: str | Path) -> Path:
+    """Where a failed validation keeps its findings: ``validation.failed.json`` beside
+    ``validation.json``. Snakemake deletes the declared outputs of a failed job, so the
+    findings must go to a file that is not one; a later successful run removes it."""
+    report = Path(report_path)
+    return report.with_name(f"{report.stem}.failed{report.suffix}")
+
+
 def validate_dataset(
     dataset_dir: str | Path,
     manifest_path: str | Path,
@@ -73,11 +81,15 @@ def validate_dataset(
     check_audio: bool = True,
     verify_hashes: bool = False,
     on_error: str = "fail",
+    test_manifest: str | Path | None = None,
+    test_directory: str | Path | None = None,
 ) -> Dataset:
     """Validate ``dataset_dir`` and write its manifest and report.
 
-    The report is written even when validation fails, so the findings survive the failed job
-    in the log and on disk.
+    With ``test_manifest`` and ``test_directory`` the dataset is the reference set of that
+    test dataset, and sharing recordings with it is an error (see
+    :func:`pathbench.dataset.reference_overlap`). When validation fails, the report goes to
+    :func:`failed_report_path` and the :class:`DatasetError` propagates.
     """
     settings: dict[str, Any] = {
         "check_audio": check_audio,
@@ -85,12 +97,15 @@ def validate_dataset(
         "on_error": on_error,
         "n_shards": n_shards,
     }
+    failed_path = failed_report_path(report_path)
     try:
         dataset = Dataset(
             dataset_dir, check_audio=check_audio, verify_hashes=verify_hashes, on_error=on_error
         )
+        if test_manifest is not None and test_directory is not None:
+            _check_against_test_set(dataset, test_manifest, Path(test_directory))
     except DatasetError as failure:
-        write_json(_report(dataset_dir, failure.findings, [], 0, settings, "failed"), report_path)
+        write_json(_report(dataset_dir, failure.findings, [], 0, settings, "failed"), failed_path)
         raise
     frame = dataset.to_frame()
     frame["shard"] = assign_shards(frame["utt_id"].tolist(), n_shards)
@@ -99,7 +114,23 @@ def validate_dataset(
         _report(dataset_dir, dataset.findings, dataset.dropped, len(frame), settings, "ok"),
         report_path,
     )
+    failed_path.unlink(missing_ok=True)
     return dataset
+
+
+def _check_against_test_set(reference: Dataset, test_manifest: str | Path, test_dir: Path) -> None:
+    """Add the findings of :func:`reference_overlap` to the reference dataset."""
+    reference.add_findings(
+        reference_overlap(
+            test_dir,
+            load_manifest(test_manifest).itertuples(index=False),
+            read_hashes(test_dir),
+            reference.path,
+            reference.utterances.values(),
+            reference.recording_hashes,
+            affected="reference",
+        )
+    )
 
 
 def _report(

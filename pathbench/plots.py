@@ -10,7 +10,8 @@ matplotlib version.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterator
+import textwrap
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,14 +26,25 @@ from matplotlib.patches import Patch
 
 from pathbench.correlation import CATEGORIES, DEFAULT_ALLOWLIST, analysis_speakers
 from pathbench.io import atomic_path
-from pathbench.results_table import require_file_names, sort_by_category
+from pathbench.results_table import (
+    AVERAGE_COLUMN,
+    dataset_columns_of,
+    require_file_names,
+    sort_by_category,
+)
 
 DPI = 100
 SCATTER_SIZE = (5.0, 4.0)
-CATEGORY_COLOURS = dict(
-    zip(CATEGORIES, ("#4c72b0", "#55a868", "#dd8452", "#c44e52", "#8c8c8c"), strict=True)
-)
-"""One fixed colour per category (lookup baselines in grey), shared by all figures."""
+CATEGORY_COLOURS = {
+    "reference-free signal": "#4c72b0",
+    "reference-free speaker": "#55a868",
+    "reference-free model": "#8172b3",
+    "reference-text": "#dd8452",
+    "reference-audio": "#c44e52",
+    "lookup": "#8c8c8c",
+}
+"""One fixed colour per category (lookup baselines in grey), shared by all figures; a
+category without one is drawn in black."""
 
 
 @contextmanager
@@ -59,13 +71,15 @@ def plot_metric_scatters(
     correlations: pd.DataFrame,
     out_dir: str | Path,
     allowlist: Collection[str] = DEFAULT_ALLOWLIST,
+    reasons: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Write ``<metric>.png``: each speaker's metric value against their ground truth.
 
     Only the speakers the correlation was computed on are drawn, so the picture and the r
     and n in its title describe the same data. ``allowlist`` must be the one the
     correlations were computed with; a differing speaker count is reported as an error
-    rather than drawn as a misleading figure.
+    rather than drawn as a misleading figure. ``reasons`` (metric → text) is printed inside
+    the axes of a metric without a correlation, so an empty plot says why it is empty.
     """
     out = Path(out_dir)
     require_file_names(correlations["metric"])
@@ -83,11 +97,30 @@ def plot_metric_scatters(
         y = ground_truth.reindex(speakers).to_numpy(dtype="float64")
         title = f"{row.metric}: r = {_format_r(row.pearson_r)}, n = {row.n}"
         path = out / f"{row.metric}.png"
+        reason = (reasons or {}).get(row.metric, "") if math.isnan(row.pearson_r) else ""
         with _figure(path, SCATTER_SIZE) as (_, axes):
             axes.scatter(x, y, s=25, color=CATEGORY_COLOURS.get(row.category, "black"))
             axes.set(title=title, xlabel=f"{row.metric} (speaker value)", ylabel="ground truth")
+            if reason:
+                _print_reason(axes, reason)
         paths.append(path)
     return paths
+
+
+def _print_reason(axes: Axes, reason: str) -> None:
+    """The reason a scatter has no correlation, wrapped to fit inside the axes."""
+    lines = [textwrap.fill(part, width=55) for part in reason.splitlines() if part.strip()]
+    axes.text(
+        0.5,
+        0.5,
+        "no correlation:\n" + "\n".join(lines),
+        transform=axes.transAxes,
+        ha="center",
+        va="center",
+        fontsize=8,
+        wrap=True,
+        bbox={"facecolor": "white", "edgecolor": "grey"},
+    )
 
 
 def plot_aligned_bars(correlations: pd.DataFrame, path: str | Path, title: str) -> None:
@@ -114,7 +147,7 @@ def plot_aligned_bars(correlations: pd.DataFrame, path: str | Path, title: str) 
         )
         present = [c for c in CATEGORIES if c in set(rows["category"])]
         figure.legend(
-            handles=[Patch(color=CATEGORY_COLOURS[c], label=c) for c in present],
+            handles=[Patch(color=CATEGORY_COLOURS.get(c, "black"), label=c) for c in present],
             loc="outside lower center",
             ncols=2,
             fontsize=8,
@@ -131,9 +164,10 @@ def plot_results_heatmap(results_table: pd.DataFrame, path: str | Path) -> None:
     """Heat map of a :func:`~pathbench.results_table.build_results_table` table.
 
     A diverging colour map centred on 0 and fixed to [-1, 1] makes colours comparable across
-    runs and datasets; cells without a value are grey and every cell is annotated.
+    runs and datasets; cells without a value are grey and every cell is annotated. Rows are
+    labelled with PathBench's row names; the Avg column is included.
     """
-    columns = [c for c in results_table.columns if c not in ("metric", "category")]
+    columns = [*dataset_columns_of(results_table), AVERAGE_COLUMN]
     cells = results_table[columns].to_numpy(dtype="float64")
     colour_map: Colormap = matplotlib.colormaps["RdBu"].with_extremes(bad="lightgrey")
     size = (2.0 + 0.8 * len(columns), 1.5 + 0.4 * len(results_table))
@@ -144,8 +178,8 @@ def plot_results_heatmap(results_table: pd.DataFrame, path: str | Path) -> None:
         for (i, j), value in np.ndenumerate(cells):
             axes.text(j, i, _format_r(value), ha="center", va="center", fontsize=8)
         axes.set_xticks(np.arange(len(columns)), columns, rotation=45, ha="right")
-        axes.set_yticks(np.arange(len(results_table)), results_table["metric"].tolist())
-        axes.set_title("sign-aligned Pearson r")
+        axes.set_yticks(np.arange(len(results_table)), results_table["row"].tolist())
+        axes.set_title("Pearson r, signs aligned as in PathBench")
         figure.colorbar(image, ax=axes)
 
 

@@ -8,7 +8,10 @@ API and the workflow, which works from manifests.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+import os
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Protocol
 
 REFERENCE_TYPES = ("control", "all")
@@ -20,6 +23,7 @@ class Recording(Protocol):
 
     utt_id: str
     speaker_id: str
+    recording_id: str
     gender: str
     text_clean: str
     audio_path: str
@@ -28,6 +32,49 @@ class Recording(Protocol):
 
 
 TextIndex = dict[str, list[Recording]]
+
+
+@lru_cache(maxsize=65536)
+def _real(path: str) -> str:
+    """The file behind ``path``: the same recording reached through a symlink or another
+    relative route is still the same recording."""
+    return os.path.realpath(path)
+
+
+def _overlap(a: Recording, b: Recording) -> bool:
+    """Do two spans of one file share any time? An end of -1 runs to the end of the file."""
+    a_end = math.inf if a.end < 0 else a.end
+    b_end = math.inf if b.end < 0 else b.end
+    return a.start < b_end and b.start < a_end
+
+
+def same_audio(a: Recording, b: Recording) -> bool:
+    """``a`` and ``b`` are (partly) the same stretch of the same audio file."""
+    return _real(a.audio_path) == _real(b.audio_path) and _overlap(a, b)
+
+
+def shared_recordings(
+    test: Iterable[Recording],
+    reference: Iterable[Recording],
+    test_hashes: Mapping[str, str],
+    reference_hashes: Mapping[str, str],
+) -> list[tuple[Recording, Recording]]:
+    """``(test, reference)`` pairs that are the same audio: the same file (after resolving
+    symlinks) or files with the same SHA-256 in ``wav_hash.scp`` (keyed by recording id), with
+    overlapping time spans. Sorted by utt_ids, so findings are deterministic."""
+    by_file: dict[str, list[Recording]] = {}
+    by_hash: dict[str, list[Recording]] = {}
+    for ref in reference:
+        by_file.setdefault(_real(ref.audio_path), []).append(ref)
+        digest = reference_hashes.get(ref.recording_id)
+        if digest:
+            by_hash.setdefault(digest, []).append(ref)
+    pairs = {}
+    for row in test:
+        digest = test_hashes.get(row.recording_id)
+        candidates = by_file.get(_real(row.audio_path), []) + by_hash.get(digest or "", [])
+        pairs |= {(row.utt_id, ref.utt_id): (row, ref) for ref in candidates if _overlap(row, ref)}
+    return [pairs[key] for key in sorted(pairs)]
 
 
 def index_by_text(rows: Iterable[Recording]) -> TextIndex:
@@ -45,7 +92,10 @@ def select_references(
 
     ``control``: same text and gender, reference dataset only; a test speaker without a
     gender gets none. ``all``: same text, any other speaker of the own dataset and every
-    speaker of the reference dataset (ids are only compared within a dataset).
+    speaker of the reference dataset (ids are only compared within a dataset). Either way a
+    recording is never its own reference: candidates that are the same stretch of the same
+    file as ``test`` (one recording listed under two speakers) are left out; validation
+    refuses reference datasets that share recordings with the test set.
     """
     if kind == "control":
         chosen = [
@@ -59,4 +109,5 @@ def select_references(
     return [
         (r.audio_path, float(r.start), float(r.end))
         for r in sorted(chosen, key=lambda r: (r.utt_id, r.audio_path))
+        if not same_audio(r, test)
     ]

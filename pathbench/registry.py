@@ -18,7 +18,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from pathbench.evaluator import Evaluator
-from pathbench.evaluators import lookup, reference, signal, speaker, text
+from pathbench.evaluators import lookup, neural, reference, signal, speaker, text
 
 ENTRY_POINT_GROUP = "pathbench.evaluators"
 
@@ -28,11 +28,13 @@ _BUILTIN: tuple[type[Evaluator], ...] = (
     signal.WadaSNREvaluator,
     signal.StdPitchEvaluator,
     signal.SpeechRateEvaluator,
+    signal.PraatSpeechRateEvaluator,
     speaker.F0RangeEvaluator,
     speaker.VSAEvaluator,
-    text.WEREvaluator,
-    text.PEREvaluator,
-    text.GOPEvaluator,
+    speaker.VSACornersEvaluator,
+    text.SphinxWEREvaluator,
+    text.SphinxPEREvaluator,
+    text.SphinxGOPEvaluator,
     text.WPMEvaluator,
     reference.PEstoiEvaluator,
     reference.PStoiEvaluator,
@@ -40,6 +42,12 @@ _BUILTIN: tuple[type[Evaluator], ...] = (
     reference.PEstoiTrimmedEvaluator,
     reference.TrimmedNADEvaluator,
     lookup.Spk2AgeEvaluator,
+    neural.ArtPEvaluator,
+    neural.ConfidenceEvaluator,
+    neural.DArtPEvaluator,
+    neural.PEREvaluator,
+    neural.DPEREvaluator,
+    neural.DoubleASREvaluator,
 )
 
 

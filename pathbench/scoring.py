@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 
 from pathbench import registry
-from pathbench.evaluator import Evaluator, Item, Score, Trimmer, contained
+from pathbench.evaluator import Evaluator, Item, Score, Trimmer, contained, evaluate_all
 from pathbench.io import write_parquet
 from pathbench.manifest import load_manifest
 from pathbench.references import index_by_text, select_references
@@ -128,14 +128,9 @@ def score_utterances(
     chosen = _variants(evaluator, variants, _trimmer([manifest_path], trim_paths))
     items = items_from_manifest(load_manifest(manifest_path, shard))
     rows = [
-        _row(
-            {"utt_id": it.utt_id, "speaker_id": it.speaker_id},
-            evaluator_name,
-            variant,
-            contained(instance.evaluate, it),
-        )
-        for it in items
+        _row({"utt_id": it.utt_id, "speaker_id": it.speaker_id}, evaluator_name, variant, score)
         for variant, instance in chosen
+        for it, score in zip(items, evaluate_all(instance, items), strict=True)
     ]
     frame = pd.DataFrame(rows, columns=SCORE_SCHEMA.names)
     settings = {"evaluator": evaluator_name, "options": options, "variants": list(variants)}
@@ -181,8 +176,10 @@ def score_references(
 ) -> pd.DataFrame:
     """Score a shard against references of ``reference_type`` (``control`` or ``all``).
 
-    References come from the whole test manifest (``all``) and the reference manifest; the
-    evaluator caches each reference's features, so each is decoded at most once per job.
+    References come from the test manifest (``all``) and the reference manifest; either may be
+    cut to the rows sharing a text with the shard (what the workflow's shard checkpoint
+    writes), since only those can be references. The evaluator caches each reference's
+    features, so each is decoded at most once per job.
     """
     manifests = [manifest_path] + ([reference_manifest_path] if reference_manifest_path else [])
     context = {"trimmer": StoredTrimmer.from_files(manifests, trim_paths) if trim_paths else None}

@@ -44,9 +44,9 @@ def trim_shard(
     trimmer = FATrimmer.from_config(settings)
     rows = []
     for row in load_manifest(manifest_path, shard).itertuples(index=False):
-        record = trimmer.trim(
-            row.audio_path, row.text_clean, row.language, row.start, row.end
-        ).record
+        # The raw transcription, not text_clean: the aligner spells words as its dictionary
+        # does, and cleaning drops the apostrophe of "don't" (dictionary word → OOV "dont").
+        record = trimmer.trim(row.audio_path, row.text, row.language, row.start, row.end).record
         rows.append({"utt_id": row.utt_id, **_record_columns(record)})
     frame = pd.DataFrame(rows, columns=TRIM_SCHEMA.names)
     write_parquet(frame, output_path, TRIM_SCHEMA, ["utt_id"], dict(settings))

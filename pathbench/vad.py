@@ -12,8 +12,12 @@ Backends (``backend`` in the configuration):
 - ``energy``: frame energy against thresholds set per utterance, relative to its loudest
   frames and to its background noise (:func:`energy_speech_span`); works for every language
   and needs no transcription.
-- ``wav2vec2``: CTC forced alignment with a local wav2vec2 model directory (optional; needs
-  torch and transformers, never touches the network).
+- ``wav2vec2``: PathBench's FATrimmer: CTC forced alignment of the espeak-ng phonemised
+  transcription with a wav2vec2 phone model (``wav2vec2_model_dir``: a local directory or an
+  id in the local Hugging Face cache, e.g. facebook/wav2vec2-xlsr-53-espeak-cv-ft); speech
+  runs from the first non-blank frame to one frame after the last. Every language espeak-ng
+  speaks; needs torch and transformers; never touches the network. ``margin_s: 0`` gives
+  PathBench's boundaries exactly.
 - ``none``: no trimming.
 - ``auto`` (default): ``pocketsphinx`` for English, ``energy`` for every other language.
 
@@ -36,7 +40,6 @@ Both fallbacks keep the whole (plainly loaded) utterance and say why in ``messag
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -46,6 +49,9 @@ import numpy as np
 
 from pathbench import SAMPLE_RATE
 from pathbench.audio import cut, load_audio
+from pathbench.neural import models as loading
+from pathbench.neural.ctc import forced_path
+from pathbench.neural.phonemes import for_vocabulary, phonemise
 from pathbench.sphinx import (
     AlignmentError,
     SphinxModels,
@@ -195,87 +201,58 @@ def _speech_runs(active: np.ndarray, max_gap_frames: float) -> list[tuple[int, i
 def ctc_forced_span(log_probs: np.ndarray, tokens: list[int], blank: int) -> tuple[int, int]:
     """First and last frame (inclusive) emitting a token in the best CTC alignment of ``tokens``.
 
-    Viterbi over the usual CTC topology (blank, t1, blank, t2, ..., tN, blank): each frame
-    stays in its state, moves to the next, or skips a blank between two different tokens.
-    ``log_probs`` is frames x vocabulary. Raises ValueError when ``tokens`` cannot fit.
+    ``log_probs`` is frames x vocabulary; the search is :func:`pathbench.neural.ctc.forced_path`.
+    Raises ValueError when ``tokens`` cannot fit.
     """
-    if not tokens:
-        raise ValueError("no tokens to align")
-    n_frames = log_probs.shape[0]
-    labels = np.full(2 * len(tokens) + 1, blank)
-    labels[1::2] = tokens
-    n_states = len(labels)
-    skip = np.zeros(n_states, dtype=bool)
-    skip[3::2] = labels[3::2] != labels[1:-2:2]
-    score = np.full(n_states, -np.inf)
-    score[:2] = log_probs[0, labels[:2]]
-    back = np.zeros((n_frames, n_states), dtype=np.int64)
-    states = np.arange(n_states)
-    for t in range(1, n_frames):
-        stay = score
-        step = np.concatenate([[-np.inf], score[:-1]])
-        jump = np.where(skip, np.concatenate([[-np.inf, -np.inf], score[:-2]]), -np.inf)
-        options = np.stack([stay, step, jump])
-        best = np.argmax(options, axis=0)
-        score = options[best, states] + log_probs[t, labels]
-        back[t] = states - best
-    last_state = n_states - 1 if score[-1] >= score[-2] else n_states - 2
-    if not np.isfinite(score[last_state]):
-        raise ValueError(f"{len(tokens)} tokens do not fit in {n_frames} frames")
-    path = np.empty(n_frames, dtype=np.int64)
-    path[-1] = last_state
-    for t in range(n_frames - 1, 0, -1):
-        path[t - 1] = back[t, path[t]]
-    emitting = np.flatnonzero(path % 2 == 1)
+    path = forced_path(log_probs, tokens, blank)
+    emitting = np.flatnonzero(path != blank)
     return int(emitting[0]), int(emitting[-1])
 
 
 class Wav2Vec2Aligner:
-    """CTC forced alignment with a wav2vec2 model from a local directory (optional backend).
+    """PathBench's FATrimmer: CTC forced alignment of the phonemised transcription with a
+    wav2vec2 phone model (PathBench: facebook/wav2vec2-xlsr-53-espeak-cv-ft).
 
-    torch and transformers are imported here, not at module import, so the rest of the
-    package works without them; ``local_files_only`` forbids any download.
+    The model is a local directory or an id in the local Hugging Face cache
+    (:mod:`pathbench.neural.models`); torch and transformers are imported only here, so the
+    rest of the package works without them. Nothing is ever downloaded.
     """
 
-    def __init__(self, model_dir: str | Path) -> None:
-        directory = Path(model_dir)
-        if not directory.is_dir():
-            raise FileNotFoundError(f"wav2vec2 model directory not found: {directory}")
+    def __init__(self, model: str | Path) -> None:
+        option = "fa_trim.wav2vec2_model_dir"
         try:
-            self._torch = importlib.import_module("torch")
-            transformers = importlib.import_module("transformers")
+            directory = loading.resolve(str(model), option)
+        except loading.ModelUnavailable as error:
+            raise FileNotFoundError(f"wav2vec2 model not found: {error}") from None
+        try:
+            self.model = loading.load_ctc(str(directory))
         except ImportError as error:
             raise ImportError(
                 "the wav2vec2 trimming backend needs torch and transformers installed "
                 f"({error}); choose backend auto, pocketsphinx or energy otherwise"
             ) from error
-        self.processor = transformers.AutoProcessor.from_pretrained(
-            directory, local_files_only=True
-        )
-        self.model = transformers.AutoModelForCTC.from_pretrained(directory, local_files_only=True)
-        self.model.eval()
 
-    def speech_span(self, audio: np.ndarray, transcription: str) -> tuple[float, float]:
-        """Seconds from the first to the last emitted token of the aligned transcription.
+    def speech_span(
+        self, audio: np.ndarray, transcription: str, language: str
+    ) -> tuple[float, float]:
+        """Seconds from the first non-blank frame to one frame after the last (PathBench's rule).
 
-        Raises NoScore("oov") for characters the model's vocabulary lacks and ValueError when
-        the alignment is impossible.
+        Phones come from espeak-ng in ``language`` with PathBench's mapping onto the model's
+        vocabulary. Raises NoScore("oov") when no phone is left and ValueError when the
+        alignment is impossible (too short for the phones).
         """
-        tokenizer = self.processor.tokenizer
-        # Character vocabularies are either lower- or upper-case; transcriptions are lower-case.
-        tokens = tokenizer(transcription).input_ids
-        if tokenizer.unk_token_id in tokens:
-            tokens = tokenizer(transcription.upper()).input_ids
-        if tokenizer.unk_token_id in tokens:
-            raise NoScore(OOV, "characters outside the wav2vec2 vocabulary")
-        extractor = self.processor.feature_extractor
-        inputs = extractor(audio, sampling_rate=SAMPLE_RATE, return_tensors="pt")
-        with self._torch.no_grad():
-            logits = self.model(inputs.input_values).logits[0]
-        log_probs = self._torch.log_softmax(logits, dim=-1).numpy()
-        first, last = ctc_forced_span(log_probs, tokens, tokenizer.pad_token_id)
+        if len(audio) < loading.MIN_SAMPLES:
+            raise ValueError(f"{len(audio)} samples; wav2vec2 needs {loading.MIN_SAMPLES}")
+        phones = for_vocabulary(phonemise(transcription, language), self.model.vocab)
+        if not phones:
+            raise NoScore(OOV, "no phone of the transcription in the wav2vec2 vocabulary")
+        log_probs = self.model.log_posteriors([audio])[0]
+        tokens = [self.model.vocab[p] for p in phones]
+        first, last = ctc_forced_span(log_probs, tokens, self.model.blank)
         seconds_per_frame = len(audio) / SAMPLE_RATE / log_probs.shape[0]
-        return first * seconds_per_frame, (last + 1) * seconds_per_frame
+        return first * seconds_per_frame, min(
+            len(audio) / SAMPLE_RATE, (last + 2) * seconds_per_frame
+        )
 
 
 @dataclass
@@ -381,11 +358,12 @@ class FATrimmer:
             return ENERGY_TRIMMED, span, 0
         if backend == WAV2VEC2:
             assert self._wav2vec2 is not None  # built in __post_init__ for this backend
+            words = dictionary_words(transcription)  # counted; phonemise cleans the text
             try:
-                span = self._wav2vec2.speech_span(audio, transcription)
+                span = self._wav2vec2.speech_span(audio, transcription, language)
             except ValueError as error:
                 raise TrimFailed(str(error)) from error
-            return ALIGNED, span, len(transcription.split())
+            return ALIGNED, span, len(words)
         if not is_english(language):
             raise TrimFailed(f"pocketsphinx has no model for language {language!r}")
         span, n_words = self._sphinx_span(audio, transcription)

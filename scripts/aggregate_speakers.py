@@ -10,4 +10,5 @@ aggregate_speakers(
     snakemake.input.speakers,
     snakemake.output.table,
     snakemake.output.report,
+    allowlist=snakemake.params.allowlist,
 )

@@ -7,6 +7,9 @@ from pathbench.analysis import make_results_table
 
 make_results_table(
     dict(zip(snakemake.params.datasets, snakemake.input, strict=True)),
+    snakemake.params.dataset_settings,
     Path(snakemake.output.csv).parent,
     snakemake.output.heatmap,
+    snakemake.output.comparisons_csv,
+    snakemake.output.comparisons_json,
 )

@@ -6,7 +6,7 @@ from pathbench.scoring import score_references
 
 score_references(
     snakemake.input.manifest,
-    snakemake.input.reference[0] if snakemake.input.reference else None,
+    snakemake.input.reference,
     int(snakemake.wildcards.shard),
     snakemake.wildcards.evaluator,
     snakemake.wildcards.reftype,

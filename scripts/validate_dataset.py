@@ -1,13 +1,24 @@
 import sys
 
+# The job's stderr goes to its log; the findings of a failed validation must also reach the
+# user's terminal, so the original stream is kept for them.
+console = sys.stderr
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.manifest import validate_dataset
+from pathbench.dataset import DatasetError
+from pathbench.manifest import failed_report_path, validate_dataset
 
-validate_dataset(
-    snakemake.params.directory,
-    snakemake.output.manifest,
-    snakemake.output.report,
-    n_shards=snakemake.params.n_shards,
-    **snakemake.params.settings,
-)
+try:
+    validate_dataset(
+        snakemake.params.directory,
+        snakemake.output.manifest,
+        snakemake.output.report,
+        n_shards=snakemake.params.n_shards,
+        test_manifest=getattr(snakemake.input, "test_manifest", None),
+        test_directory=getattr(snakemake.params, "test_directory", None),
+        **snakemake.params.settings,
+    )
+except DatasetError as failure:
+    kept = failed_report_path(snakemake.output.report)
+    print(f"{failure}\nAll findings: {kept}", file=console, flush=True)
+    raise

@@ -165,13 +165,58 @@ def descending_pairs_by_brute_force(z: np.ndarray) -> np.ndarray:
     return np.count_nonzero(z[:, j] <= z[:, i], axis=1)
 
 
-@pytest.mark.parametrize("n", [785, 60, 29])
+@pytest.mark.parametrize("n", [785, 60, 29, 2])
 def test_pair_count_is_exact(n):
-    z = np.random.default_rng(n).standard_normal((7, n))
+    rng = np.random.default_rng(n)
+    z = rng.standard_normal((9, n))
     z[0] = np.sort(z[0])  # no descending pair
     z[1] = np.sort(z[1])[::-1]  # all pairs descending
+    z[2] = np.round(z[2])  # many exact ties
+    z[3] = 50.0 + np.arange(n) % 3 * 1e-12  # long runs of exact ties
+    z[4] = 0.0
+    # Distinct values that the 32-bit sort keys merge into one run (far above the minimum).
+    z[5] = 50.0 + 1e-9 * rng.permutation(n)
+    z[5, 0] = -1e6
+    counts, order = cepstral._count_descending_pairs(z, np.zeros(len(z)))
+    np.testing.assert_array_equal(counts, descending_pairs_by_brute_force(z))
+    # The order sorts each row, equal values latest index first.
+    ordered = np.take_along_axis(z, order, axis=1)
+    assert np.all(np.diff(ordered, axis=1) >= 0)
+    tied = np.diff(ordered, axis=1) == 0
+    assert np.all(np.diff(order, axis=1)[tied] < 0)
+
+
+def test_pair_count_at_a_slope_counts_pairwise_slopes():
+    """The count at slope t is the number of pairwise slopes at most t (Theil's C(t))."""
+    rng = np.random.default_rng(3)
+    n = 300
+    values = -0.02 * np.arange(n) + rng.standard_normal((5, n))
+    slopes = np.array([-0.02, -0.5, 0.5, 0.0, -0.021])
+    i, j = np.triu_indices(n, 1)
+    pairwise = (values[:, j] - values[:, i]) / (j - i)
+    expected = np.count_nonzero(pairwise <= slopes[:, None], axis=1)
+    counts, _ = cepstral._count_descending_pairs(values, slopes)
+    # Floating-point z = y - t k can only disagree for slopes within rounding of t.
+    near = np.count_nonzero(np.isclose(pairwise, slopes[:, None], rtol=1e-12), axis=1)
+    assert np.all(np.abs(counts - expected) <= near)
+
+
+@pytest.mark.parametrize("how", ["sorted", "nearly sorted", "random"])
+def test_medians_equal_numpy_medians(how):
+    """The median search is exact whatever order it starts from (a bad one costs a sort)."""
+    rng = np.random.default_rng(5)
+    values = rng.standard_normal((6, 785)) * 10
+    values[1] = np.round(values[1])  # ties at the median
+    order = np.argsort(values, axis=1)
+    if how == "nearly sorted":
+        order = np.argsort(values + rng.standard_normal(values.shape), axis=1)
+    elif how == "random":
+        order = np.stack([rng.permutation(785) for _ in values])
+    np.testing.assert_array_equal(cepstral._medians(values, order), np.median(values, axis=1))
+    even = values[:, :-1]
     np.testing.assert_array_equal(
-        cepstral._count_descending_pairs(z), descending_pairs_by_brute_force(z)
+        cepstral._medians(np.ascontiguousarray(even), np.argsort(even, axis=1)),
+        np.median(even, axis=1),
     )
 
 
@@ -182,7 +227,7 @@ def test_theil_sen_slope_is_close_to_the_exact_median():
     n = 785
     k = np.arange(n)
     rows = -0.03 * k + 50 + 10 * np.log10(rng.chisquare(1, size=(12, n)))
-    estimate = cepstral._theil_sen_slope(rows)
+    estimate, _ = cepstral._theil_sen_slope(rows)
     i, j = np.triu_indices(n, 1)
     slopes = (rows[:, j] - rows[:, i]) / (j - i)
     rank_error = np.count_nonzero(slopes <= estimate[:, None], axis=1) - slopes.shape[1] / 2
@@ -207,7 +252,8 @@ def test_theil_sen_slope_with_equal_values():
         rows.append(row)
     expected = [exact_median_slope(row) for row in rows]
     assert expected[3] == 0.0 != expected[2]  # tie block holds the median in one row only
-    np.testing.assert_allclose(cepstral._theil_sen_slope(np.stack(rows)), expected, atol=1e-5)
+    estimate, _ = cepstral._theil_sen_slope(np.stack(rows))
+    np.testing.assert_allclose(estimate, expected, atol=1e-5)
 
 
 def test_time_smoothing_weights_follow_praat_interpolating_mean():

@@ -144,3 +144,20 @@ def test_module_runs_as_a_script(tmp_path: Path, spk2score: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "Pearson r:" in done.stdout
+
+
+def test_speaker_ids_with_comma_and_quote_round_trip_through_the_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = {"P,01": 29.0, 'Q"02': 6.0, "R03": 15.0, "S,04": 58.0}
+    truth = tmp_path / "spk2score"
+    truth.write_text("".join(f"{s} {v:g}\n" for s, v in ids.items()))
+    speakers = pd.DataFrame(
+        {"speaker_id": list(ids), "metric": "cpp", "value": [3.1, 0.4, 2.2, 5.0]}
+    )
+    (exported,) = export_speaker_csvs(speakers, tmp_path / "export")
+    assert correlate(exported, truth) == 0
+    expected = stats.pearsonr([3.1, 0.4, 2.2, 5.0], list(ids.values()))
+    out = capsys.readouterr().out
+    assert "speakers (n):   4\n" in out
+    assert f"Pearson r:      {expected.statistic:.4f}" in out

@@ -19,6 +19,7 @@ from pathbench.correlation import (
     correlate_predictions,
     read_predictions_csv,
     read_spk2score,
+    speaker_sets,
     write_correlations,
 )
 from pathbench.io import read_parquet
@@ -329,3 +330,32 @@ def test_read_predictions_csv_rejects_bad_files(tmp_path: Path, content: str, me
     path.write_text(content)
     with pytest.raises(ValueError, match=message):
         read_predictions_csv(path)
+
+
+def test_excluded_speakers_are_named_with_the_metric_that_removed_them() -> None:
+    table = correlate_metrics(
+        coverage_table(), TRUTH, metadata("cpp", "per", "wada_snr_fa", "spk2age"), n_boot=50
+    ).set_index("metric")
+    assert table["n_excluded"].to_dict() == {"cpp": 1, "per": 1, "spk2age": 0, "wada_snr_fa": 0}
+    assert table.at["cpp", "excluded_speakers"] == "S02 (by per)"
+    assert table.at["per", "excluded_speakers"] == "S01 (by cpp)"
+    sets = speaker_sets(coverage_table(), TRUTH)
+    assert sets.excluded["cpp"] == {"S02": ["per"]}
+    assert sets.constraining == ["cpp", "per"]
+    assert set(sets.not_constraining) == {"spk2age", "wada_snr_fa"}
+
+
+def test_constant_or_nearly_empty_metrics_do_not_shrink_the_common_set() -> None:
+    """A failed trim scored 0.0 for some speakers and NaN for the rest must not cost the
+    other metrics those speakers (issue 12: 21 → 14 speakers)."""
+    constant = dict.fromkeys(SPEAKERS[:6], 0.0) | dict.fromkeys(SPEAKERS[6:], np.nan)
+    two_values = {"S01": 0.3, "S02": 0.5} | dict.fromkeys(SPEAKERS[2:], np.nan)
+    speakers = long_table({"cpp": NOISY.to_dict(), "p_estoi_fa": constant, "nad": two_values})
+    table = correlate_metrics(speakers, TRUTH, metadata("cpp", "p_estoi_fa", "nad"), n_boot=50)
+    rows = table.set_index("metric")
+    assert rows.at["cpp", "n"] == 10 and rows.at["cpp", "n_excluded"] == 0
+    assert rows.at["p_estoi_fa", "reason"] and np.isnan(rows.at["p_estoi_fa", "pearson_r"])
+    sets = speaker_sets(speakers, TRUTH)
+    assert sets.common == SPEAKERS and sets.constraining == ["cpp"]
+    assert "same value" in sets.not_constraining["p_estoi_fa"]
+    assert "2 rated speaker(s)" in sets.not_constraining["nad"]

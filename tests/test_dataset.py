@@ -69,9 +69,9 @@ def test_utt2group_overrides_group(tmp_path):
 
 def test_missing_required_file(tmp_path):
     root = build_dataset(tmp_path)
-    (root / "spk2gender").unlink()
+    (root / "spk2score").unlink()
     finding = only_error(failing(root))
-    assert finding.file.endswith("spk2gender") and "missing" in finding.problem
+    assert finding.file.endswith("spk2score") and "missing" in finding.problem
 
 
 def test_wrong_number_of_fields(tmp_path):

@@ -44,13 +44,14 @@ def test_same_input_gives_byte_identical_outputs(tmp_path):
 
 
 def test_failed_validation_still_writes_its_report(tmp_path):
+    """Beside the declared outputs, which Snakemake deletes when the job fails."""
     root = build_dataset(tmp_path / "d")
     write_lines(root / "spk2gender", ["spk1 q", "spk2 m"])
     with pytest.raises(DatasetError, match="spk2gender:1"):
         validate_dataset(root, tmp_path / "m.parquet", tmp_path / "v.json", n_shards=1)
-    report = json.loads((tmp_path / "v.json").read_text())
+    report = json.loads((tmp_path / "v.failed.json").read_text())
     assert report["outcome"] == "failed" and report["findings"][0]["value"] == "q"
-    assert not (tmp_path / "m.parquet").exists()
+    assert not (tmp_path / "m.parquet").exists() and not (tmp_path / "v.json").exists()
 
 
 def test_drop_policy_lists_dropped_utterances(tmp_path):

@@ -24,7 +24,7 @@ from pathbench.measures.nad import (
     nad_features,
     nad_from_audio,
 )
-from pathbench.status import NO_REFERENCE, TOO_SHORT, NoScore
+from pathbench.status import NO_REFERENCES, TOO_SHORT, NoScore
 
 
 def symmetric2_by_loops(test: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -113,7 +113,7 @@ def test_blue_fixture_gives_a_finite_distance() -> None:
 def test_no_reference_and_too_short_statuses() -> None:
     with pytest.raises(NoScore) as none:
         nad(nad_features(speech_like(3, 0)), [])
-    assert none.value.status == NO_REFERENCE
+    assert none.value.status == NO_REFERENCES
     with (
         pytest.warns(UserWarning, match="n_fft"),  # librosa's note on a signal < one window
         pytest.raises(NoScore) as short,

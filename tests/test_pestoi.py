@@ -27,7 +27,7 @@ from pathbench.measures.pestoi import (
     pestoi_template,
     third_octave_matrix,
 )
-from pathbench.status import NO_REFERENCE, TOO_FEW_REFERENCES, TOO_SHORT, NoScore
+from pathbench.status import NO_REFERENCES, TOO_FEW_REFERENCES, TOO_SHORT, NoScore
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 
@@ -185,10 +185,10 @@ def test_one_reference_is_too_few_and_none_is_no_reference() -> None:
     assert one.value.status == TOO_FEW_REFERENCES
     with pytest.raises(NoScore) as none:
         p_estoi_from_audio(signal, [])
-    assert none.value.status == NO_REFERENCE
+    assert none.value.status == NO_REFERENCES
     with pytest.raises(NoScore) as only_silent:
         pestoi_template([pestoi_features(np.zeros(8000))])
-    assert only_silent.value.status == NO_REFERENCE
+    assert only_silent.value.status == NO_REFERENCES
 
 
 def test_silent_test_scores_zero_and_a_blip_is_too_short() -> None:

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+from pathbench.analysis import metric_reasons
 from pathbench.correlation import correlate_metrics
 from pathbench.plots import (
     DPI,
@@ -59,7 +60,7 @@ def correlations() -> pd.DataFrame:
 
 
 def render_all(out: Path, correlations: pd.DataFrame) -> list[Path]:
-    table = build_results_table({"A": correlations, "B": correlations.assign(aligned_r=0.1)})
+    table = build_results_table({"A": correlations, "B": correlations.assign(pearson_r=0.1)})
     paths = plot_metric_scatters(speakers_table(), TRUTH, correlations, out / "scatter")
     plot_aligned_bars(correlations, out / "bars.png", "dataset A")
     plot_results_heatmap(table, out / "heatmap.png")
@@ -102,3 +103,43 @@ def test_scatter_refuses_correlations_from_another_speaker_set(
 ) -> None:
     with pytest.raises(ValueError, match="same allowlist"):
         plot_metric_scatters(speakers_table(), TRUTH, correlations, tmp_path, allowlist=())
+
+
+def test_an_empty_scatter_prints_why_it_is_empty(
+    tmp_path: Path, correlations: pd.DataFrame
+) -> None:
+    reasons = {
+        "vsa": "vsa: language 'cmn' has no vowel table",
+        "cpp": "never printed: cpp has a correlation",
+    }
+    plain = plot_metric_scatters(speakers_table(), TRUTH, correlations, tmp_path / "plain")
+    told = plot_metric_scatters(
+        speakers_table(), TRUTH, correlations, tmp_path / "told", reasons=reasons
+    )
+    changed = [a.name for a, b in zip(plain, told, strict=True) if a.read_bytes() != b.read_bytes()]
+    assert changed == ["vsa.png"]
+
+
+def test_reasons_come_from_correlations_and_aggregation(correlations: pd.DataFrame) -> None:
+    aggregation = {
+        "n_speakers": 12,
+        "n_speakers_without_value": {"vsa": 12, "cpp": 0},
+        "common_speaker_set": {
+            "not_constraining": {"vsa": "values for 0 rated speaker(s): too few to correlate"},
+            "excluded_speakers": {"vsa": {}},
+        },
+    }
+    extra = correlations.assign(
+        excluded_speakers=["S01 (by per)", "", "", ""], notes="x"
+    )  # a column named neither "reason" nor "excluded" is not read
+    reasons = metric_reasons(extra, aggregation)
+    assert reasons["vsa"].splitlines() == [
+        "0 speaker(s) to correlate, at least 3 are needed",
+        "no value for 12 of 12 speakers",
+        "not_constraining: values for 0 rated speaker(s): too few to correlate",
+    ]
+    assert reasons["cpp"].splitlines() == [
+        "excluded_speakers: S01 (by per)",
+        "no value for 0 of 12 speakers",
+    ]
+    assert metric_reasons(correlations.drop(columns="reason"), {})["vsa"] == ""

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 from kaldi_builder import build_dataset, write_lines
-from speech_fixtures import SENTENCES, pad_in_noise, require_espeak, spoken_sentences
+from speech_fixtures import SENTENCES, pad_in_noise, require_espeak, speak, spoken_sentences
 
 from pathbench import SAMPLE_RATE, registry
 from pathbench.audio import load_audio, load_shared
@@ -153,9 +153,9 @@ def test_nad_fa_falls_back_for_the_whole_group(group):
         language="en",
         reference_audios=references,
     )
-    good = TrimmedNADEvaluator(FakeTrims(set())).evaluate(Item(**item))
+    good = TrimmedNADEvaluator(FakeTrims(set()), features="mfcc").evaluate(Item(**item))
     assert good.status == "ok" and good.value == pytest.approx(_nad_of(group, trimmed=True))
-    fallback = TrimmedNADEvaluator(FakeTrims({refs[1]})).evaluate(Item(**item))
+    fallback = TrimmedNADEvaluator(FakeTrims({refs[1]}), features="mfcc").evaluate(Item(**item))
     assert fallback.value == pytest.approx(_nad_of(group, trimmed=False))
     assert "group fallback" in fallback.message and "u2" in fallback.message
     assert fallback.value != pytest.approx(good.value)
@@ -177,15 +177,15 @@ def test_p_estoi_fa_drops_references_whose_trim_failed(group):
 
 def test_reference_evaluators_without_references(group):
     item = Item("t", group[0], reference_audios=())
-    for name in ("p_estoi", "p_stoi", "nad"):
-        assert registry.create(name).evaluate(item).status == "no_reference"
+    for name, options in (("p_estoi", {}), ("p_stoi", {}), ("nad", {"features": "mfcc"})):
+        assert registry.create(name, **options).evaluate(item).status == "no_references"
     one = Item("t", group[0], reference_audios=((group[1], 0.0, -1.0),))
     assert registry.create("p_estoi").evaluate(one).status == "too_few_references"
-    assert registry.create("nad").evaluate(one).status == "ok"
+    assert registry.create("nad", features="mfcc").evaluate(one).status == "ok"
 
 
 def test_reference_features_are_decoded_once_per_job(group):
-    evaluator = registry.create("nad")
+    evaluator = registry.create("nad", features="mfcc")
     references = tuple((p, 0.0, -1.0) for p in group[1:])
     load_shared.cache_clear()
     for _ in range(3):
@@ -197,7 +197,36 @@ def test_non_english_rows_are_unsupported_for_text_measures(tmp_path):
     root = build_dataset(tmp_path / "d")
     write_lines(root / "language", ["nl"])
     validate_dataset(root, tmp_path / "m.parquet", tmp_path / "v.json", n_shards=1)
-    for name in ("wer", "per", "gop"):
+    for name in ("sphinx_wer", "sphinx_per", "sphinx_gop"):
         frame = score_utterances(tmp_path / "m.parquet", 0, name, tmp_path / f"{name}.parquet")
         assert len(frame) == 4 and (frame["status"] == "unsupported_language").all()
         assert frame["score"].isna().all()
+
+
+def test_p_estoi_fa_without_references_is_nan_even_when_the_test_trim_failed(group):
+    item = Item("t", group[0], transcription=SENTENCES[0], language="en", reference_audios=())
+    for failing in (set(), {group[0]}):
+        score = PEstoiTrimmedEvaluator(FakeTrims(failing)).evaluate(item)
+        assert (score.value, score.status) == (None, "no_references"), failing
+
+
+def test_fa_trim_stage_aligns_words_with_apostrophes(tmp_path):
+    """The stage hands the aligner the raw text: "don't" is a dictionary word, "dont" is not."""
+    require_espeak()
+    sentences = ["I don't think it's going to rain", "we'll see what they've done"]
+    rng = np.random.default_rng(11)
+    root = tmp_path / "d"
+    (root / "wav").mkdir(parents=True)
+    for k, sentence in enumerate(sentences):
+        padded = pad_in_noise(speak(sentence), rng)
+        sf.write(root / "wav" / f"s1_u{k}.wav", padded.audio, SAMPLE_RATE, subtype="PCM_16")
+    write_lines(root / "wav.scp", [f"s1_u{k} wav/s1_u{k}.wav" for k in range(2)])
+    write_lines(root / "text", [f"s1_u{k} {s.capitalize()}." for k, s in enumerate(sentences)])
+    write_lines(root / "utt2spk", ["s1_u0 s1", "s1_u1 s1"])
+    write_lines(root / "spk2score", ["s1 90"])
+    write_lines(root / "spk2gender", ["s1 m"])
+    write_lines(root / "language", ["en"])
+    validate_dataset(root, tmp_path / "m.parquet", tmp_path / "v.json", n_shards=1)
+    table = trim_shard(tmp_path / "m.parquet", 0, tmp_path / "t.parquet", {"backend": "auto"})
+    assert list(table["status"]) == ["aligned", "aligned"], table["message"].tolist()
+    assert list(table["n_words_aligned"]) == [len(s.split()) for s in sentences]

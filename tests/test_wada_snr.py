@@ -1,12 +1,27 @@
-"""WADA SNR: derived G table and estimates on signals with known SNR."""
+"""WADA SNR: derived G table, estimates on signals with known SNR, PathBench's variant."""
 
+from pathlib import Path
+
+import librosa
 import numpy as np
 import pytest
+import soundfile as sf
 from scipy.special import digamma
 from scipy.stats import gamma, rankdata
+from speech_fixtures import add_noise, require_espeak, spoken_sentences
 
 from pathbench import SAMPLE_RATE
-from pathbench.measures.wada_snr import SNR_GRID_DB, SPEECH_GAMMA_SHAPE, g_table, wada_snr
+from pathbench.audio import load_audio
+from pathbench.evaluators.signal import WadaSNREvaluator
+from pathbench.measures.wada_snr import (
+    KIM_STERN_G_TABLE,
+    SNR_GRID_DB,
+    SPEECH_GAMMA_SHAPE,
+    g_table,
+    pathbench_lookup,
+    wada_snr,
+    wada_snr_pathbench,
+)
 from pathbench.status import TOO_SHORT, UNVOICED, NoScore
 
 SNRS_DB = [0.0, 5.0, 10.0, 20.0]
@@ -99,3 +114,98 @@ def test_inner_expectations_match_closed_forms_and_join_continuously():
     # The exact series and the asymptotic expansion must meet where one hands over to the other.
     either_side = _expected_log_abs(np.array([_SERIES_LIMIT - 1e-9, _SERIES_LIMIT + 1e-9]))
     assert either_side[0] == pytest.approx(either_side[1], abs=1e-7)
+
+
+# ----------------------------------------------------------- PathBench-compatible (published)
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
+
+
+def pathbench_by_hand(path: Path) -> float:
+    """PathBench's WADA SNR written out step by step from its description.
+
+    librosa load at 16 kHz, float32 peak normalisation, magnitudes floored at 1e-10,
+    G = ln mean|z| - mean ln|z| in float32, then the SNR of the highest published-table entry
+    below G, interpolated towards the next entry, and the energy split it implies.
+    """
+    wav, _ = librosa.load(path, sr=16000)
+    wav = wav / np.abs(wav).max()
+    magnitude = np.abs(wav)
+    magnitude[magnitude < 1e-10] = 1e-10
+    g = np.log(magnitude.mean()) - np.log(magnitude).mean()
+    assert g.dtype == np.float32
+    candidates = [i for i, value in enumerate(KIM_STERN_G_TABLE) if value < g]
+    if not candidates:
+        snr = -20.0
+    elif candidates[-1] == 120:
+        snr = 100.0
+    else:
+        i = candidates[-1]
+        snr = np.interp(g, KIM_STERN_G_TABLE[i : i + 2], [i - 20, i - 19])
+    energy = float(np.sum(wav.astype(np.float64) ** 2))
+    factor = 10 ** (snr / 10)
+    return 10 * np.log10((energy * factor / (1 + factor)) / (energy / (1 + factor)))
+
+
+def test_published_table_spans_minus_20_to_100_db_with_its_known_head():
+    assert KIM_STERN_G_TABLE.shape == SNR_GRID_DB.shape == (121,)
+    # Estimated from samples: not monotone below -16 dB, increasing from there on.
+    assert KIM_STERN_G_TABLE[3] < KIM_STERN_G_TABLE[2]
+    assert np.all(np.diff(KIM_STERN_G_TABLE[3:]) > 0)
+    assert (KIM_STERN_G_TABLE[0], KIM_STERN_G_TABLE[-1]) == (0.40974774, 1.63204102)
+
+
+def test_pathbench_value_of_the_published_test_clip():
+    audio = load_audio(FIXTURES / "BLUE_japanese10.wav")
+    assert WadaSNREvaluator().score_loaded(audio).value == pytest.approx(19.59, abs=0.005)
+
+
+@pytest.mark.parametrize(
+    "name", ["BLUE_japanese10", "BLUE_english32", "BLUE_english33", "BLUE_english34", "test_audio"]
+)
+def test_pathbench_compat_equals_the_procedure_by_hand(name):
+    path = FIXTURES / f"{name}.wav"
+    score = WadaSNREvaluator(compat="pathbench").score_loaded(load_audio(path))
+    assert score.status == "ok"
+    assert score.value == pytest.approx(pathbench_by_hand(path), abs=1e-9)
+
+
+@pytest.mark.parametrize("snr_db", [5.0, 20.0, 40.0, 60.0])
+def test_pathbench_compat_on_noisy_speech_files(tmp_path, snr_db):
+    require_espeak()
+    path = tmp_path / "noisy.wav"
+    sf.write(path, add_noise(spoken_sentences()[0], snr_db, seed=3), SAMPLE_RATE, "PCM_16")
+    value = wada_snr_pathbench(load_audio(path), SAMPLE_RATE)
+    assert value == pytest.approx(pathbench_by_hand(path), abs=1e-9)
+
+
+def test_lookup_reads_the_last_entry_below_g_even_in_the_non_monotone_head():
+    # G between entries 2 (0.40998566) and 3 (0.40969089), which is above entry 3 but also
+    # above entries 0-1: the bracket starts at index 3 (the last entry below), i.e. -17 dB.
+    g = 0.40980
+    assert pathbench_lookup(g) == pytest.approx(
+        -17 + (g - KIM_STERN_G_TABLE[3]) / (KIM_STERN_G_TABLE[4] - KIM_STERN_G_TABLE[3])
+    )
+    assert pathbench_lookup(0.40) == -20.0
+    assert pathbench_lookup(2.0) == 100.0
+
+
+def test_compat_option_selects_the_table_and_rejects_unknown_values():
+    clean = gamma_shaped(harmonic(2.0))
+    noisy = with_noise(clean, 60.0, 0)
+    published = WadaSNREvaluator().score_loaded(noisy).value
+    derived = WadaSNREvaluator(compat="none").score_loaded(noisy).value
+    assert derived == pytest.approx(wada_snr(noisy, SAMPLE_RATE))
+    assert published == pytest.approx(wada_snr_pathbench(noisy, SAMPLE_RATE))
+    assert abs(published - derived) > 0.5  # the tables differ most at high SNR
+    assert WadaSNREvaluator().pathbench_compatible
+    assert not WadaSNREvaluator(compat="none").pathbench_compatible
+    with pytest.raises(ValueError, match=r"evaluator_options\.wada_snr\.compat = 'exact'"):
+        WadaSNREvaluator(compat="exact")
+
+
+@pytest.mark.parametrize(
+    ("audio", "status"), [(np.zeros(0), TOO_SHORT), (np.zeros(SAMPLE_RATE), UNVOICED)]
+)
+def test_pathbench_compat_without_signal_has_no_score(audio, status):
+    score = WadaSNREvaluator().score_loaded(audio)
+    assert score.value is None and score.status == status

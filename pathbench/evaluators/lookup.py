@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 from pathbench.evaluator import LookupEvaluator, Score
-from pathbench.status import NO_REFERENCE
+from pathbench.status import NO_REFERENCES
 
 
 class Spk2AgeEvaluator(LookupEvaluator):
@@ -31,8 +31,8 @@ class Spk2AgeEvaluator(LookupEvaluator):
         try:
             value = float(raw)
         except ValueError:
-            return Score(None, NO_REFERENCE, f"no usable age in spk2age ({raw!r})")
-        return Score(value) if math.isfinite(value) else Score(None, NO_REFERENCE, "age is N/A")
+            return Score(None, NO_REFERENCES, f"no usable age in spk2age ({raw!r})")
+        return Score(value) if math.isfinite(value) else Score(None, NO_REFERENCES, "age is N/A")
 
 
 def _read_pairs(path: Path) -> dict[str, str]:

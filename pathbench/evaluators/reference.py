@@ -23,8 +23,9 @@ from pathbench.evaluator import (
     trimmed_audio,
 )
 from pathbench.measures import nad, pestoi
+from pathbench.neural import models as loading
 from pathbench.references import ReferenceAudio
-from pathbench.status import NO_REFERENCE, NoScore
+from pathbench.status import NO_REFERENCES, NoScore
 
 FeatureFn = Callable[[np.ndarray], np.ndarray]
 
@@ -45,9 +46,12 @@ class _FeatureCache:
         return self._cache[key]
 
 
+_NO_REFERENCES = "no reference recording of the same text"
+
+
 def _require(references: Sequence[ReferenceAudio]) -> None:
     if not references:
-        raise NoScore(NO_REFERENCE, "no reference recording of the same text")
+        raise NoScore(NO_REFERENCES, _NO_REFERENCES)
 
 
 class PEstoiEvaluator(ReferenceAudioEvaluator):
@@ -90,24 +94,56 @@ class PStoiEvaluator(PEstoiEvaluator):
     _compare = staticmethod(pestoi.p_stoi)
 
 
+def _nad_model_dir(name: str, features: str, model: str) -> str | None:
+    """The local directory of the NAD feature model (None for MFCC features)."""
+    if features == "mfcc":
+        return None
+    if features != "wav2vec2":
+        raise ValueError(
+            f"evaluator_options.{name}.features: 'wav2vec2' or 'mfcc', not {features!r}"
+        )
+    return str(loading.check(model, f"evaluator_options.{name}.model"))
+
+
 class NADEvaluator(ReferenceAudioEvaluator):
-    """Normalised alignment distance to the references (lower = closer to healthy speech)."""
+    """Normalised alignment distance to the references (lower = closer to healthy speech).
+
+    Features are wav2vec2 hidden layer 10 by default (PathBench's NAD, facebook/wav2vec2-large,
+    a local directory or the local Hugging Face cache) or MFCCs (``features: mfcc``, no model).
+    """
 
     name = "nad"
     direction = -1
     unit = "distance"
 
-    def __init__(self, features: str = "mfcc", model_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        features: str = "wav2vec2",
+        model: str = loading.NAD_MODEL,
+        layer: int = nad.WAV2VEC2_LAYER,
+    ) -> None:
+        model_dir = _nad_model_dir(self.name, features, model)
         self._extract: FeatureFn = lambda audio: nad.nad_features(
-            audio, kind=features, model_dir=model_dir
+            audio, kind=features, model_dir=model_dir, layer=layer
         )
         self._features = _FeatureCache(self._extract)
+
+    @classmethod
+    def uses_gpu(cls, options: dict) -> bool:
+        return options.get("features", "wav2vec2") == "wav2vec2"
+
+    @classmethod
+    def preflight(cls, options: dict) -> None:
+        """The wav2vec2 model (when those features are chosen) must be on this machine."""
+        _nad_model_dir(
+            cls.name, options.get("features", "wav2vec2"), options.get("model", loading.NAD_MODEL)
+        )
 
     def _distance(self, test: np.ndarray, keys: Sequence[tuple], audios: Callable) -> float:
         references = [self._features.get(k, lambda k=k: audios(k)) for k in keys]
         usable = [f for f in references if f is not None]
         if not usable:
-            raise NoScore(NO_REFERENCE, "no reference long enough for NAD")
+            raise NoScore(NO_REFERENCES, "no reference long enough for NAD")
         return nad.nad(self._extract(test), usable)
 
     def score(self, utt_id, audio_path, start, end, reference_audios) -> Score:
@@ -135,7 +171,9 @@ class PEstoiTrimmedEvaluator(ReferenceTxtAndAudioEvaluator):
     """``p_estoi_fa``: P-ESTOI on FA-trimmed test and references.
 
     A reference whose trim failed is dropped; a test whose trim failed scores 0.0 with status
-    ``trim_failed`` (PathBench's convention for an utterance it could not trim).
+    ``trim_failed`` (PathBench's convention for an utterance it could not trim). Without any
+    reference there is nothing to compare with, trimmed or not, so the score is NaN with status
+    ``no_references``: a 0.0 there would be a fabricated worst score that enters correlations.
     """
 
     name = "p_estoi_fa"
@@ -151,6 +189,8 @@ class PEstoiTrimmedEvaluator(ReferenceTxtAndAudioEvaluator):
     def score(
         self, utt_id, audio_path, start, end, transcription, language, reference_audios
     ) -> Score:
+        if not reference_audios:
+            return Score(None, NO_REFERENCES, _NO_REFERENCES)
         test, ok = trimmed_audio(
             self.trimmer, Item(utt_id, audio_path, start, end, transcription, language)
         )
@@ -187,10 +227,23 @@ class TrimmedNADEvaluator(ReferenceTxtAndAudioEvaluator):
     context_options = ("trimmer",)
 
     def __init__(
-        self, trimmer: Trimmer, features: str = "mfcc", model_dir: str | None = None
+        self,
+        trimmer: Trimmer,
+        features: str = "wav2vec2",
+        model: str = loading.NAD_MODEL,
+        layer: int = nad.WAV2VEC2_LAYER,
     ) -> None:
         self.trimmer = trimmer
-        self._plain = NADEvaluator(features=features, model_dir=model_dir)
+        self._plain = NADEvaluator(features=features, model=model, layer=layer)
+
+    uses_gpu = NADEvaluator.uses_gpu
+
+    @classmethod
+    def preflight(cls, options: dict) -> None:
+        """As for ``nad``."""
+        _nad_model_dir(
+            cls.name, options.get("features", "wav2vec2"), options.get("model", loading.NAD_MODEL)
+        )
 
     def score(
         self, utt_id, audio_path, start, end, transcription, language, reference_audios

@@ -1,8 +1,11 @@
 """Reference-text measures with the PocketSphinx models embedded in its wheel (English).
 
 A recogniser trained on typical speech stands in for a naive listener: the less intelligible
-the speech, the more it gets wrong. The decoders load once per evaluator instance, which the
-workflow creates once per job.
+the speech, the more it gets wrong. These are proxies, named ``sphinx_*`` so that PathBench's
+names ``wer``/``per``/``gop`` are not confused with them: PocketSphinx's 2000s-era US English
+models misrecognise even clean synthetic speech, so PathBench's ``per`` (a wav2vec2 ASR model,
+:mod:`pathbench.evaluators.neural`) is the measure to compare with PathBench. The decoders
+load once per evaluator instance, which the workflow creates once per job.
 """
 
 from __future__ import annotations
@@ -32,10 +35,10 @@ class _SphinxEvaluator(ReferenceTxtEvaluator):
         return load_shared(audio_path, start, end)
 
 
-class WEREvaluator(_SphinxEvaluator):
+class SphinxWEREvaluator(_SphinxEvaluator):
     """Word error rate of the recognised words; the hypothesis is kept in the message."""
 
-    name = "wer"
+    name = "sphinx_wer"
     direction = -1
     unit = "ratio"
     _measure: Callable = staticmethod(recognition.wer)
@@ -54,17 +57,17 @@ class WEREvaluator(_SphinxEvaluator):
         return score
 
 
-class PEREvaluator(WEREvaluator):
+class SphinxPEREvaluator(SphinxWEREvaluator):
     """Phone error rate of phone recognition against the dictionary pronunciation."""
 
-    name = "per"
+    name = "sphinx_per"
     _measure = staticmethod(recognition.per)
 
 
-class GOPEvaluator(_SphinxEvaluator):
+class SphinxGOPEvaluator(_SphinxEvaluator):
     """Goodness of pronunciation: forced alignment against the free phone loop (nats/frame)."""
 
-    name = "gop"
+    name = "sphinx_gop"
     unit = "nats/frame"
 
     def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:

@@ -19,14 +19,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import Literal
 
 import librosa
 import numba
 import numpy as np
 
 from pathbench import SAMPLE_RATE
-from pathbench.status import ERROR, NO_REFERENCE, TOO_SHORT, NoScore
+from pathbench.status import ERROR, NO_REFERENCES, TOO_SHORT, NoScore
 
 FeatureKind = Literal["mfcc", "wav2vec2"]
 
@@ -72,28 +72,18 @@ def _optional(package: str) -> ModuleType:
         raise ImportError(f"NAD with wav2vec2 features needs the {package!r} package") from error
 
 
-@lru_cache(maxsize=1)
-def _wav2vec2_model(model_dir: str) -> Any:
-    """Load a local wav2vec2 checkpoint once per process (loading dwarfs one utterance)."""
-    torch = _optional("torch")
-    transformers = _optional("transformers")
+def _wav2vec2_hidden(audio: np.ndarray, model_dir: str | Path, layer: int) -> np.ndarray:
+    """Hidden layer ``layer`` (frames, dims) of the local wav2vec2 checkpoint at ``model_dir``.
+
+    The raw waveform goes in as float32 without normalisation, as in PathBench; the model is
+    loaded once per process by :mod:`pathbench.neural.models`.
+    """
+    for package in ("torch", "transformers"):
+        _optional(package)
     if not Path(model_dir).is_dir():
         raise FileNotFoundError(f"wav2vec2 model directory not found: {model_dir}")
-    model = transformers.Wav2Vec2Model.from_pretrained(model_dir, local_files_only=True)
-    return model.to("cuda" if torch.cuda.is_available() else "cpu").eval()
-
-
-def _wav2vec2_hidden(audio: np.ndarray, model_dir: str | Path) -> np.ndarray:
-    """Hidden layer 10 (frames, dims) of the local wav2vec2 checkpoint at ``model_dir``.
-
-    The raw waveform goes in as float32 without normalisation, as in PathBench.
-    """
-    model = _wav2vec2_model(str(model_dir))
-    torch = _optional("torch")
-    inputs = torch.from_numpy(audio.astype(np.float32)).unsqueeze(0).to(model.device)
-    with torch.no_grad():
-        hidden = model(inputs, output_hidden_states=True).hidden_states[WAV2VEC2_LAYER]
-    return hidden.squeeze(0).cpu().numpy().astype(np.float64)
+    loading = importlib.import_module("pathbench.neural.models")
+    return loading.load_encoder(str(Path(model_dir).resolve())).hidden(audio, layer)
 
 
 def nad_features(
@@ -101,11 +91,13 @@ def nad_features(
     fs: int = SAMPLE_RATE,
     kind: FeatureKind = "mfcc",
     model_dir: str | Path | None = None,
+    layer: int = WAV2VEC2_LAYER,
 ) -> np.ndarray:
     """Feature frames (frames, dims) of one recording for :func:`nad`.
 
-    ``kind="wav2vec2"`` needs ``model_dir``, a local wav2vec2-large checkpoint directory (nothing
-    is ever downloaded), 16 kHz audio, and the optional packages torch and transformers.
+    ``kind="wav2vec2"`` needs ``model_dir``, a local wav2vec2 checkpoint directory (nothing is
+    ever downloaded; PathBench's is facebook/wav2vec2-large), 16 kHz audio, and the optional
+    packages torch and transformers; ``layer`` is the hidden layer compared.
 
     Raises:
         NoScore: ``too_short`` with fewer than 2 frames.
@@ -118,7 +110,7 @@ def nad_features(
             raise ValueError("NAD with wav2vec2 features needs model_dir, a local checkpoint")
         if fs != SAMPLE_RATE:
             raise ValueError(f"wav2vec2 expects {SAMPLE_RATE} Hz audio, got {fs} Hz")
-        features = _wav2vec2_hidden(audio, model_dir)
+        features = _wav2vec2_hidden(audio, model_dir, layer)
     else:
         raise ValueError(f"unknown NAD feature kind {kind!r}; use 'mfcc' or 'wav2vec2'")
     if features.shape[0] < MIN_FRAMES:
@@ -183,10 +175,10 @@ def nad(test_features: np.ndarray, ref_features: Sequence[np.ndarray]) -> float:
     References whose distance is NaN (non-finite features) are ignored, as in PathBench.
 
     Raises:
-        NoScore: ``no_reference`` without references, ``error`` if no distance is finite.
+        NoScore: ``no_references`` without references, ``error`` if no distance is finite.
     """
     if len(ref_features) == 0:
-        raise NoScore(NO_REFERENCE, "NAD needs reference recordings of the same text")
+        raise NoScore(NO_REFERENCES, "NAD needs reference recordings of the same text")
     distances = np.array([alignment_distance(test_features, ref) for ref in ref_features])
     if np.isnan(distances).all():
         raise NoScore(ERROR, "no reference gave a finite alignment distance")

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from pathbench import SAMPLE_RATE
-from pathbench.status import ERROR, NO_REFERENCE, TOO_FEW_REFERENCES, TOO_SHORT, NoScore
+from pathbench.status import ERROR, NO_REFERENCES, TOO_FEW_REFERENCES, TOO_SHORT, NoScore
 
 WINDOW = 512
 """Gabor window length in samples (32 ms), as in PathBench."""
@@ -158,12 +158,12 @@ def pestoi_template(ref_features: Sequence[np.ndarray]) -> np.ndarray:
     needed. Silent references (no frames) carry no envelope and are skipped.
 
     Raises:
-        NoScore: ``no_reference`` without any non-silent reference, ``too_few_references``
+        NoScore: ``no_references`` without any non-silent reference, ``too_few_references``
             with only one.
     """
     usable = [features for features in ref_features if features.shape[1] > 0]
     if not usable:
-        raise NoScore(NO_REFERENCE, "P-(E)STOI needs reference recordings; none had sound")
+        raise NoScore(NO_REFERENCES, "P-(E)STOI needs reference recordings; none had sound")
     if len(usable) < 2:
         raise NoScore(
             TOO_FEW_REFERENCES,

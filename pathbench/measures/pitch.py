@@ -3,6 +3,11 @@
 Every measure that needs voicing or F0 (pitch variability, F0 range, voiced-peak selection in
 speech rate, voiced-frame selection in vowel space area) goes through :func:`pitch_track`, so
 that all of them agree on which frames are voiced.
+
+Unvoiced input follows one rule in every pitch measure: too little voicing (fewer than two
+voiced frames for a standard deviation, none for a range) raises :class:`NoScore` with status
+``unvoiced``. The evaluators record that as NaN, or, in PathBench-compatible mode, as the 0.0
+PathBench assigns, still with status ``unvoiced`` (see :mod:`pathbench.evaluators.signal`).
 """
 
 from __future__ import annotations
@@ -49,17 +54,27 @@ def voiced_f0(audio: np.ndarray, fs: int) -> np.ndarray:
     return f0[f0 > 0]
 
 
-def std_pitch(audio: np.ndarray, fs: int) -> float:
-    """Population standard deviation of voiced F0 in semitones (PathBench-compatible).
+SEMITONES_PER_DECADE = 12.0 / np.log10(2.0)
+"""Semitones per factor of ten in frequency, 39.863...: st = SEMITONES_PER_DECADE * log10(f)."""
+
+PATHBENCH_SEMITONES_PER_DECADE = 39.86
+"""The rounded constant PathBench multiplies log10(F0) by; spreads come out 0.008 % smaller."""
+
+
+def std_pitch(
+    audio: np.ndarray, fs: int, semitones_per_decade: float = SEMITONES_PER_DECADE
+) -> float:
+    """Population standard deviation of voiced F0 in semitones.
 
     Semitones make the spread independent of the speaker's register, so a monotonous female
-    voice and a monotonous male voice score alike. Fewer than two voiced frames give 0.0, as in
-    PathBench.
+    voice and a monotonous male voice score alike. ``semitones_per_decade`` =
+    :data:`PATHBENCH_SEMITONES_PER_DECADE` gives PathBench's value. Fewer than two voiced
+    frames have no spread: :class:`NoScore` (``unvoiced``).
     """
     f0 = voiced_f0(audio, fs)
     if f0.size < 2:
-        return 0.0
-    return float(np.std(12.0 * np.log2(f0)))
+        raise NoScore(UNVOICED, f"{f0.size} voiced frame(s); a pitch spread needs at least two")
+    return float(np.std(semitones_per_decade * np.log10(f0)))
 
 
 def f0_range(audios: list[np.ndarray], fs: int) -> float:

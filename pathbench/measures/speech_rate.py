@@ -5,6 +5,9 @@ rate automatically", Behavior Research Methods 41(2), 385-390. A syllable nucleu
 the intensity contour that is loud enough (above a silence threshold set relative to the
 loudest part of the recording), separated from the previous peak by a dip, and voiced. Speech
 rate is the number of nuclei over the total duration, pauses included.
+
+This is the ``speech_rate`` evaluator, this project's variant; PathBench's Praat procedure is
+:mod:`pathbench.measures.praat_speech_rate` (``praat_speech_rate``).
 """
 
 from __future__ import annotations

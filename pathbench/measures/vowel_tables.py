@@ -1,4 +1,8 @@
-"""Published corner-vowel formants (F1, F2 in Hz) that seed the vowel-space clustering.
+"""Vowel formant tables (F1, F2 in Hz) that seed the vowel-space clustering.
+
+Two sets: :data:`VOWEL_FORMANTS`, checked corner vowels for this project's ``vsa_corners``
+(below), and :data:`PATHBENCH_TABLES`, PathBench's full vowel inventories for the
+PathBench-compatible ``vsa`` (at the end of the module).
 
 Each language lists the point vowels of its conventional vowel space polygon: the
 quadrilateral /i ae a u/ for English, whose open vowels split into front /ae/ and back /a/,
@@ -67,3 +71,65 @@ VOWEL_FORMANTS: dict[str, dict[str, Formants]] = {
 def corner_vowels(language: str, gender: str) -> np.ndarray:
     """(n_vowels, 2) array of (F1, F2) seeds; KeyError for an unknown language or gender."""
     return np.array(list(VOWEL_FORMANTS[language][gender].values()), dtype=float)
+
+
+# --------------------------------------------------------------- PathBench-compatible tables
+PATHBENCH_TABLES: dict[str, dict[str, tuple[tuple[int, int], ...]]] = {
+    # English, 12 vowels, attributed to Hillenbrand et al. (1995). PathBench's numbers are
+    # not those of the paper's Table V (e.g. male /i/ 370/2299 here, 342/2322 there) and its
+    # source marks them unchecked; they are kept because they seed PathBench's clustering.
+    "en": {
+        "female": (
+            (437, 2779), (533, 2479), (543, 2320), (691, 2056), (855, 1845), (912, 1448),
+            (707, 1219), (537, 1069), (524, 1331), (463, 1180), (759, 1403), (548, 1650),
+        ),
+        "male": (
+            (370, 2299), (468, 2049), (479, 2019), (610, 1794), (738, 1661), (793, 1299),
+            (624, 1089), (471, 939), (462, 1179), (395, 1029), (663, 1239), (490, 1469),
+        ),
+    },
+    # Dutch, 15 vowels, Adank, van Hout & Smits (2004), the Southern (Belgian) variety.
+    "nl": {
+        "female": (
+            (725, 1262), (868, 1640), (581, 1932), (436, 2420), (439, 1804), (455, 2115),
+            (317, 2647), (475, 987), (321, 1019), (418, 968), (457, 1785), (337, 2077),
+            (696, 1282), (670, 2159), (696, 1762),
+        ),
+        "male": (
+            (555, 1066), (717, 1429), (475, 1616), (384, 1993), (374, 1539), (364, 1745),
+            (278, 2179), (398, 850), (266, 978), (369, 862), (353, 1492), (265, 1825),
+            (549, 1127), (545, 1779), (583, 1484),
+        ),
+    },
+    # Spanish, 5 vowels, Bradlow (1995). The study has male speakers only: PathBench's
+    # "female" row holds Bradlow's male means and its "male" row rounded textbook values.
+    "es": {
+        "female": ((286, 2147), (458, 1814), (638, 1353), (460, 1019), (322, 992)),
+        "male": ((290, 2250), (450, 1850), (700, 1300), (450, 950), (300, 850)),
+    },
+    # Italian, 7 vowels (Standard Italian, after Bertinetto); one table for both genders.
+    "it": {
+        "female": ((290, 2310), (350, 2050), (490, 1950), (780, 1430), (550, 970), (390, 870),
+                   (320, 800)),
+        "male": ((290, 2310), (350, 2050), (490, 1950), (780, 1430), (550, 970), (390, 870),
+                 (320, 800)),
+    },
+    # Mandarin, 11 vowels, after Yang (vowel production by Mandarin speakers of English).
+    "cmn": {
+        "female": (
+            (340, 2641), (458, 2465), (403, 1172), (496, 1157), (906, 1429), (434, 2444),
+            (762, 2078), (846, 1956), (807, 1534), (424, 1188), (752, 1243),
+        ),
+        "male": (
+            (328, 2206), (422, 2064), (368, 1028), (444, 1111), (742, 1284), (412, 2046),
+            (606, 1823), (693, 1800), (728, 1368), (377, 1054), (633, 1094),
+        ),
+    },
+}  # fmt: skip
+"""Language -> gender -> (F1, F2) Hz seeds of PathBench's vowel-space k-means, in PathBench's
+order; one cluster per row. Used by :mod:`pathbench.measures.vsa_pathbench` only."""
+
+
+def pathbench_seeds(language: str, gender: str) -> np.ndarray:
+    """(n_vowels, 2) float array of PathBench's seeds; KeyError for a language without one."""
+    return np.array(PATHBENCH_TABLES[language][gender], dtype=np.float64)

@@ -1,4 +1,7 @@
-"""Speaker-level vowel space area (VSA) from unlabelled speech.
+"""Speaker-level vowel space area (VSA) from unlabelled speech: the ``vsa_corners`` evaluator.
+
+This project's variant; PathBench's procedure (the ``vsa`` evaluator) is in
+:mod:`pathbench.measures.vsa_pathbench`.
 
 Without a transcript the vowels are found statistically: F1/F2 at every voiced frame of all the
 speaker's utterances are pooled, frames that fit the speaker's own formant distribution badly
@@ -71,7 +74,7 @@ def _voiced_formants(
     return pairs[keep]
 
 
-def _normalise_gender(gender: str | None) -> str | None:
+def normalise_gender(gender: str | None) -> str | None:
     """Map "m"/"male" to "male" and "f"/"female" to "female" (any case); else None (estimate)."""
     initial = (gender or "").strip().lower()[:1]
     return {"m": "male", "f": "female"}.get(initial)
@@ -180,7 +183,7 @@ def vsa(audios: list[np.ndarray], fs: int, language: str, gender: str | None) ->
     f0 = np.concatenate([np.empty(0)] + [track[1][track[1] > 0] for track in tracks])
     if f0.size == 0:
         raise NoScore(UNVOICED, "no voiced frame in any of the speaker's utterances")
-    chosen = _normalise_gender(gender) or ("female" if f0.mean() > FEMALE_MEAN_F0_HZ else "male")
+    chosen = normalise_gender(gender) or ("female" if f0.mean() > FEMALE_MEAN_F0_HZ else "male")
     ceiling = MAX_FORMANT_HZ[chosen]
     points = np.concatenate(
         [np.empty((0, 2))]

@@ -23,6 +23,9 @@ rule aggregate_speakers:
     resources:
         mem_mb=2000,
         runtime=10,
+    params:
+        allowlist=config["correlation"]["allowlist"],
+        version=VERSION,
     script:
         "../../scripts/aggregate_speakers.py"
 
@@ -48,6 +51,7 @@ rule correlate:
         mem_mb=2000,
         runtime=10,
     params:
+        version=VERSION,
         settings=config["correlation"],
     script:
         "../../scripts/correlate.py"
@@ -57,6 +61,7 @@ rule plot_dataset:
     input:
         speakers="results/{dataset}/speakers.parquet",
         correlations="results/{dataset}/correlations.parquet",
+        aggregation="results/{dataset}/aggregation.json",
     output:
         scatters=report(
             directory("results/{dataset}/plots/scatter"),
@@ -121,6 +126,13 @@ rule results_table:
             category="Results table",
             labels={"figure": "heat map"},
         ),
+        comparisons_csv=report(
+            "results/comparisons.csv",
+            caption="../report/comparisons.rst",
+            category="Results table",
+            labels={"table": "protocol comparisons (Wilcoxon)"},
+        ),
+        comparisons_json="results/comparisons.json",
     log:
         "logs/results_table.log",
     conda:
@@ -131,5 +143,13 @@ rule results_table:
         runtime=10,
     params:
         datasets=DATASETS,
+        dataset_settings={
+            name: {
+                key: config["datasets"][name][key]
+                for key in ("path", "corpus", "task", "condition")
+                if key in config["datasets"][name]
+            }
+            for name in DATASETS
+        },
     script:
         "../../scripts/results_table.py"

@@ -1,4 +1,5 @@
-rule make_demo:
+# A checkpoint: validation lists the demo's audio as inputs, and it exists only once this ran.
+checkpoint make_demo:
     output:
         truth=f"{DEMO_DIR}/truth.json",
         files=expand(
@@ -18,5 +19,6 @@ rule make_demo:
     params:
         root=lambda wildcards, output: str(Path(output.truth).parent),
         settings={k: v for k, v in DEMO.items() if k != "path"},
+        version=VERSION,
     script:
         "../../scripts/make_demo.py"

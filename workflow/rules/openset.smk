@@ -1,7 +1,8 @@
 rule openset_features:
     input:
-        manifest="results/{dataset}/manifest.parquet",
-        trims=lambda wc: trim_tables(wc.dataset),
+        manifest=shard_rows,
+        trims=shard_trim,
+        audio=shard_audio_files,
     output:
         "results/{dataset}/openset/features/{shard}.parquet",
     log:
@@ -12,6 +13,8 @@ rule openset_features:
     resources:
         mem_mb=2000,
         runtime=60,
+    params:
+        version=VERSION,
     script:
         "../../scripts/openset_features.py"
 
@@ -30,6 +33,7 @@ checkpoint openset_folds:
         mem_mb=2000,
         runtime=10,
     params:
+        version=VERSION,
         known_folds=config["openset"]["known_folds"],
         max_outer_folds=config["openset"]["max_outer_folds"],
         max_tuning_folds=config["openset"]["max_tuning_folds"],
@@ -52,6 +56,7 @@ rule fit_candidates:
         mem_mb=2000,
         runtime=30,
     params:
+        version=VERSION,
         grid=config["openset"]["grid"],
     script:
         "../../scripts/fit_candidates.py"
@@ -70,6 +75,8 @@ rule select_config:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        version=VERSION,
     script:
         "../../scripts/select_config.py"
 
@@ -89,6 +96,8 @@ rule heldout_score:
     resources:
         mem_mb=2000,
         runtime=10,
+    params:
+        version=VERSION,
     script:
         "../../scripts/heldout_score.py"
 
@@ -121,5 +130,7 @@ rule openset_summary:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        version=VERSION,
     script:
         "../../scripts/openset_summary.py"

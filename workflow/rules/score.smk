@@ -1,7 +1,8 @@
 rule score_utterances:
     input:
-        manifest="results/{dataset}/manifest.parquet",
-        trims=lambda wc: trim_tables(wc.dataset),
+        manifest=shard_rows,
+        trims=shard_trim,
+        audio=shard_audio_files,
     output:
         "results/{dataset}/scores/{evaluator}/{shard}.parquet",
     log:
@@ -12,10 +13,14 @@ rule score_utterances:
     resources:
         mem_mb=2000,
         runtime=60,
+        gpu=lambda wc: int(
+            EVALUATOR_INFO[wc.evaluator].cls.uses_gpu(evaluator_options(wc.evaluator))
+        ),
     params:
-        options=lambda wc: config["evaluator_options"].get(wc.evaluator, {}),
+        options=lambda wc: evaluator_options(wc.evaluator),
         variants=lambda wc: variants(wc.evaluator),
         context=lambda wc: {"dataset_dir": str(dataset_dir(wc.dataset))},
+        version=VERSION,
     script:
         "../../scripts/score_utterances.py"
 
@@ -24,6 +29,7 @@ rule score_speakers:
     input:
         manifest="results/{dataset}/manifest.parquet",
         trims=lambda wc: trim_tables(wc.dataset),
+        audio=dataset_audio_files,
     output:
         "results/{dataset}/speaker_scores/{evaluator}.parquet",
     log:
@@ -35,21 +41,19 @@ rule score_speakers:
         mem_mb=4000,
         runtime=60,
     params:
-        options=lambda wc: config["evaluator_options"].get(wc.evaluator, {}),
+        options=lambda wc: evaluator_options(wc.evaluator),
         variants=lambda wc: variants(wc.evaluator),
+        version=VERSION,
     script:
         "../../scripts/score_speakers.py"
 
 
 rule score_reference:
     input:
-        manifest="results/{dataset}/manifest.parquet",
-        reference=lambda wc: reference_manifest(wc.dataset),
-        trims=lambda wc: (
-            trim_tables(wc.dataset, reference=True)
-            if EVALUATOR_INFO[wc.evaluator].variant == "fa"
-            else []
-        ),
+        manifest="results/{dataset}/shards/{shard}.related.parquet",
+        reference="results/{dataset}/shards/{shard}.reference_related.parquet",
+        trims=reference_trims,
+        audio=scored_reference_audio,
     output:
         "results/{dataset}/reference_scores/{evaluator}/{reftype}/{shard}.parquet",
     log:
@@ -60,7 +64,11 @@ rule score_reference:
     resources:
         mem_mb=3000,
         runtime=60,
+        gpu=lambda wc: int(
+            EVALUATOR_INFO[wc.evaluator].cls.uses_gpu(evaluator_options(wc.evaluator))
+        ),
     params:
-        options=lambda wc: config["evaluator_options"].get(wc.evaluator, {}),
+        options=lambda wc: evaluator_options(wc.evaluator),
+        version=VERSION,
     script:
         "../../scripts/score_reference.py"

@@ -1,6 +1,7 @@
 rule fa_trim:
     input:
-        manifest="results/{dataset}/manifest.parquet",
+        manifest=shard_rows,
+        audio=shard_audio_files,
     output:
         "results/{dataset}/trim/{shard}.parquet",
     log:
@@ -11,16 +12,19 @@ rule fa_trim:
     resources:
         mem_mb=2000,
         runtime=60,
+        gpu=lambda wc: int(trim_settings(wc.dataset).get("backend") == "wav2vec2"),
     params:
         shard=lambda wc: int(wc.shard),
         settings=lambda wc: trim_settings(wc.dataset),
+        version=VERSION,
     script:
         "../../scripts/fa_trim.py"
 
 
 rule fa_trim_reference:
     input:
-        manifest="results/{dataset}/reference/manifest.parquet",
+        manifest="results/{dataset}/reference/shards/{shard}.parquet",
+        audio=reference_shard_audio_files,
     output:
         "results/{dataset}/reference/trim/{shard}.parquet",
     log:
@@ -31,8 +35,10 @@ rule fa_trim_reference:
     resources:
         mem_mb=2000,
         runtime=60,
+        gpu=lambda wc: int(trim_settings(wc.dataset).get("backend") == "wav2vec2"),
     params:
         shard=lambda wc: int(wc.shard),
         settings=lambda wc: trim_settings(wc.dataset),
+        version=VERSION,
     script:
         "../../scripts/fa_trim.py"

@@ -16,13 +16,17 @@ rule validate_dataset:
         directory=lambda wc: str(dataset_dir(wc.dataset)),
         n_shards=lambda wc: n_shards(wc.dataset),
         settings=config["validation"],
+        version=VERSION,
     script:
         "../../scripts/validate_dataset.py"
 
 
+# A reference set is checked against its test set (validated first): shared recordings would
+# be scored against themselves.
 rule validate_reference:
     input:
         reference_kaldi_inputs,
+        test_manifest="results/{dataset}/manifest.parquet",
     output:
         manifest="results/{dataset}/reference/manifest.parquet",
         report="results/{dataset}/reference/validation.json",
@@ -36,7 +40,9 @@ rule validate_reference:
         runtime=30,
     params:
         directory=lambda wc: str(reference_dir(wc.dataset)),
+        test_directory=lambda wc: str(dataset_dir(wc.dataset)),
         n_shards=lambda wc: n_reference_shards(wc.dataset),
         settings=config["validation"],
+        version=VERSION,
     script:
         "../../scripts/validate_dataset.py"

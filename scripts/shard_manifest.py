@@ -1,0 +1,13 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from pathbench.shards import write_shard
+
+write_shard(
+    snakemake.input.manifest,
+    snakemake.params.shard,
+    dict(snakemake.output.items()),
+    reference_manifest_path=next(iter(snakemake.input.reference), None),
+    reference_types=snakemake.params.reference_types,
+)

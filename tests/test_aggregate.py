@@ -1,0 +1,65 @@
+"""Speaker aggregation: the report names every speaker a metric's correlation will lose."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from pathbench.aggregate import aggregate_speakers
+from pathbench.io import write_parquet
+from pathbench.scoring import SCORE_SCHEMA
+
+SPEAKERS = {"A": 10.0, "B": 30.0, "C": 50.0, "D": 70.0, "E": 90.0, "K": np.nan}
+
+
+def _write_inputs(tmp_path, scores: dict[str, dict[str, float]]):
+    manifest = pd.DataFrame(
+        {
+            "utt_id": [f"{s}_1" for s in SPEAKERS],
+            "speaker_id": list(SPEAKERS),
+            "score": list(SPEAKERS.values()),
+        }
+    )
+    manifest.to_parquet(tmp_path / "manifest.parquet")
+    rows = [
+        {
+            "utt_id": f"{speaker}_1",
+            "speaker_id": speaker,
+            "metric": metric,
+            "evaluator": metric.removesuffix("_fa"),
+            "variant": "fa" if metric.endswith("_fa") else "raw",
+            "score": value,
+            "status": "ok" if np.isfinite(value) else "no_references",
+            "message": "",
+        }
+        for metric, by_speaker in scores.items()
+        for speaker, value in by_speaker.items()
+    ]
+    path = tmp_path / "scores.parquet"
+    write_parquet(pd.DataFrame(rows), path, SCORE_SCHEMA, ["utt_id", "metric"])
+    return tmp_path / "manifest.parquet", [path]
+
+
+def test_report_names_excluded_speakers_and_the_metric_that_removed_them(tmp_path):
+    manifest, scores = _write_inputs(
+        tmp_path,
+        {
+            "cpp": {"A": 1.0, "B": 2.0, "C": 2.5, "D": 4.0, "E": 4.5, "K": 3.0},
+            "vsa": {"A": 1.0, "B": np.nan, "C": 2.0, "D": 3.0, "E": 5.0, "K": 1.0},
+            # 0.0 for a failed trim and NaN elsewhere: constant, so it removes nobody
+            "p_estoi_fa": {"A": 0.0, "B": 0.0, "C": 0.0, "D": np.nan, "E": np.nan, "K": 0.0},
+        },
+    )
+    aggregate_speakers(
+        manifest, scores, [], tmp_path / "speakers.parquet", tmp_path / "aggregation.json"
+    )
+    report = json.loads((tmp_path / "aggregation.json").read_text())
+    common = report["common_speaker_set"]
+    assert common["speakers"] == ["A", "C", "D", "E"]
+    assert common["constraining_metrics"] == ["cpp", "vsa"]
+    assert common["excluded_speakers"]["cpp"] == {"B": ["vsa"]}
+    assert common["excluded_speakers"]["vsa"] == {}
+    assert "same value" in common["not_constraining"]["p_estoi_fa"]
+    assert report["speakers_without_value"]["p_estoi_fa"] == ["D", "E"]

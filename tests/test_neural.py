@@ -1,0 +1,327 @@
+"""PathBench's model-based measures: rules on hand-made inputs, then every evaluator and the
+wav2vec2 trimmer on tiny random wav2vec2 models (real compute, random weights), through the
+workflow too; ``-m models`` checks PathBench's published values with the real weights."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import yaml
+
+from pathbench import registry
+from pathbench.evaluator import Item, evaluate_all
+from pathbench.neural import ctc, phonemes
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pathbench-audio"
+BLUE = {name: str(FIXTURES / f"BLUE_{name}.wav") for name in ("japanese10", "english32")}
+NEURAL = ("artp", "artp_old", "artp_double_asr", "per", "dper", "double_asr")
+
+
+def need_espeak() -> None:
+    """espeak-ng is an apt package: skipped locally without it, a failure in CI."""
+    if shutil.which("espeak-ng") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("espeak-ng is required in CI (apt-get install espeak-ng)")
+        pytest.skip("espeak-ng not installed (apt-get install espeak-ng)")
+
+
+# --- rules that need no model ----------------------------------------------------------------
+
+
+def test_cleaning_removes_ascii_and_cjk_punctuation() -> None:
+    assert phonemes.clean("  Hello,  World!! ") == "hello world"
+    assert phonemes.clean("你好，世界。「好」") == "你好世界好"
+    assert phonemes.clean("...") == ""
+
+
+def test_phonemisation_follows_pathbench() -> None:
+    need_espeak()
+    assert phonemes.phonemise("Blue!", "en") == ("b", "l", "uː")  # en → en-us, no stress marks
+    assert phonemes.phonemise("...", "en") == ()
+    vocabulary = {"z": 0, "e": 1, "r": 2, "o": 3, "t": 4}
+    # 'ʲ' stripped, 'dz' → 'z', phones outside the vocabulary dropped
+    assert phonemes.for_vocabulary(["tʲ", "dz", "e", "ɾ", "ʲ"], vocabulary) == ["t", "z", "e"]
+
+
+def test_forced_path_and_articulatory_precision_on_a_known_matrix() -> None:
+    blank = 0
+    probs = np.full((6, 3), 0.05)
+    best = [0, 1, 1, 0, 2, 0]
+    probs[np.arange(6), best] = 0.9
+    path = ctc.forced_path(np.log(probs), [1, 2], blank)
+    assert path.tolist() == best
+    assert ctc.articulatory_precision(probs, [1, 2], blank) == pytest.approx(0.9)
+    with pytest.raises(ValueError, match="do not fit"):
+        ctc.forced_path(np.log(probs[:2]), [1, 1], blank)  # a repeat needs a blank between
+
+
+def test_articulatory_precision_maximises_summed_posteriors_like_pathbench() -> None:
+    # PathBench aligns posteriors as if they were log-posteriors: the path maximises their sum,
+    # here one token frame and three blanks, where log-posteriors would give four token frames.
+    probs = np.array([[0.05, 0.95], [0.73, 0.27], [0.55, 0.45], [0.23, 0.77]])
+    assert ctc.forced_path(np.log(probs), [1], 0).tolist() == [1, 1, 1, 1]
+    assert ctc.forced_path(probs, [1], 0).tolist() == [1, 0, 0, 0]
+    assert ctc.articulatory_precision(probs, [1], 0) == pytest.approx(0.95)
+
+
+def test_confidence_and_greedy_decoding() -> None:
+    probs = np.array([[0.8, 0.2, 0.0], [0.1, 0.6, 0.3], [0.1, 0.8, 0.1], [0.2, 0.1, 0.7]])
+    assert ctc.greedy_tokens(probs, 0) == [1, 2]
+    assert ctc.confidence(probs, 0) == pytest.approx(np.mean([0.7, 0.7]))
+    assert ctc.confidence(np.array([[0.9, 0.1]]), 0) == 0.0  # all blank: PathBench's 0.0
+    assert ctc.error_rate(["a", "b"], ["a", "c", "d"]) == 1.0
+
+
+def test_importing_the_registry_does_not_import_torch() -> None:
+    code = "import sys; import pathbench.registry; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_categories_directions_and_proxy_names() -> None:
+    expected = {
+        "artp": ("reference-text", 1),
+        "artp_old": ("reference-free model", 1),
+        "artp_double_asr": ("reference-free model", 1),
+        "per": ("reference-text", -1),
+        "dper": ("reference-text", -1),
+        "double_asr": ("reference-free model", -1),
+    }
+    for name, (category, direction) in expected.items():
+        info = registry.info(name)
+        assert (info.category, info.direction) == (category, direction), name
+    assert {"sphinx_wer", "sphinx_per", "sphinx_gop"} <= set(registry.names())
+    assert "wer" not in registry.names() and "gop" not in registry.names()
+
+
+def test_a_missing_model_fails_up_front_naming_the_option(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    for name in NEURAL:
+        with pytest.raises(ValueError, match=rf"evaluator_options\.{name}\.model"):
+            missing = "nobody/no-such-model"
+            registry.info(name).cls.preflight({"model": missing, "models": {"en": missing}})
+    with pytest.raises(ValueError, match=r"evaluator_options\.nad\.model.*hf download"):
+        registry.info("nad").cls.preflight({})
+    registry.info("nad").cls.preflight({"features": "mfcc"})  # MFCCs need no model
+    with pytest.raises(ValueError, match="does not exist"):
+        registry.info("artp").cls.preflight({"model": str(tmp_path / "no" / "such" / "dir")})
+
+
+# --- tiny models ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def tiny(tmp_path_factory):
+    pytest.importorskip("torch", reason="model-based measures need the neural extra (torch)")
+    pytest.importorskip("transformers", reason="model-based measures need transformers")
+    need_espeak()
+    from tiny_models import as_hf_cache, build_char_model, build_phone_model, write_arpa
+
+    root = tmp_path_factory.mktemp("tiny_models")
+    phone, char = build_phone_model(root / "phone"), build_char_model(root / "char")
+    cache = root / "hf-cache"
+    as_hf_cache(phone, cache, "tiny/phone")
+    return {
+        "phone": str(phone),
+        "char": str(char),
+        "lm": str(write_arpa(root / "lm.arpa", ["blue", "the", "cat", "water"])),
+        "cache": str(cache),
+    }
+
+
+def options(tiny, name: str, **extra) -> dict:
+    """Constructor options of ``name`` pointing at the tiny models (English and Dutch)."""
+    chosen = {
+        "model": tiny["phone"],
+        "models": {"en": tiny["char"], "nl": tiny["char"]},
+        "lm": {"en": tiny["lm"]},
+        **extra,
+    }
+    keys = {
+        "artp": ("model",),
+        "artp_old": ("model",),
+        "dper": ("model",),
+        "per": ("models",),
+        "double_asr": ("models", "lm"),
+        "artp_double_asr": ("model", "models", "lm"),
+    }[name]
+    return {k: chosen[k] for k in keys} | {k: v for k, v in extra.items() if k == "batch_size"}
+
+
+@pytest.fixture(scope="module")
+def items(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("audio")
+    rng = np.random.default_rng(0)
+    lengths = (0.5, 1.3, 0.8, 2.0, 1.1)
+    paths = []
+    for k, seconds in enumerate(lengths):
+        path = directory / f"u{k}.wav"
+        sf.write(path, 0.1 * rng.standard_normal(int(seconds * 16000)), 16000, subtype="PCM_16")
+        paths.append(str(path))
+    texts = ("the cat", "blue water", "De kat.", "the water is blue", "cat")
+    langs = ("en", "en", "nl", "en", "en")
+    made = [
+        Item(f"u{k}", p, transcription=t, language=lang)
+        for k, (p, t, lang) in enumerate(zip(paths, texts, langs, strict=True))
+    ]
+    return [*made, Item("b", BLUE["japanese10"], transcription="blue", language="en")]
+
+
+@pytest.mark.parametrize("name", NEURAL)
+def test_values_are_finite_and_deterministic_across_runs_and_batch_sizes(tiny, items, name):
+    one = evaluate_all(registry.create(name, **options(tiny, name, batch_size=1)), items)
+    again = evaluate_all(registry.create(name, **options(tiny, name, batch_size=1)), items)
+    batched = evaluate_all(registry.create(name, **options(tiny, name, batch_size=4)), items)
+    assert one == again  # bit-identical, messages included
+    for a, b, item in zip(one, batched, items, strict=True):
+        expected_ok = not (name in ("artp_double_asr", "double_asr") and item.language == "nl")
+        assert (a.status == "ok") is expected_ok, (item, a)
+        assert a.status == b.status
+        if a.status == "ok":
+            assert np.isfinite(a.value) and b.value == pytest.approx(a.value, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", NEURAL)
+def test_statuses_for_short_audio_and_unsupported_language(tiny, items, tmp_path, name):
+    short = tmp_path / "short.wav"
+    sf.write(short, np.full(300, 0.1), 16000, subtype="PCM_16")
+    evaluator = registry.create(name, **options(tiny, name))
+    scores = evaluate_all(
+        evaluator,
+        [replace(items[0], audio_path=str(short)), replace(items[0], language="de")],
+    )
+    assert scores[0].status == "too_short" and scores[0].value is None
+    expected = "ok" if name == "artp_old" else "unsupported_language"  # confidence: no language
+    assert scores[1].status == expected
+
+
+@pytest.mark.parametrize("name", ["artp", "dper", "per"])
+def test_empty_phonemisation_is_a_status(tiny, items, name):
+    score = evaluate_all(
+        registry.create(name, **options(tiny, name)), [replace(items[0], transcription="?!")]
+    )[0]
+    assert score.status == "empty_phonemisation" and score.value is None
+
+
+@pytest.mark.parametrize("name", ["artp_double_asr", "double_asr"])
+def test_without_a_language_model_the_status_says_so_never_zero(tiny, items, tmp_path, name):
+    evaluator = registry.create(name, **options(tiny, name, lm=None))
+    scores = evaluate_all(evaluator, items[:2])
+    assert all(s.status == "no_language_model" and s.value is None for s in scores)
+    assert "evaluator_options" in scores[0].message
+    with pytest.raises(ValueError, match=rf"evaluator_options\.{name}\.lm\.en"):
+        registry.info(name).cls.preflight(
+            options(tiny, name, lm={"en": str(tmp_path / "missing.arpa")})
+        )
+
+
+def test_a_model_gives_the_same_value_from_a_directory_and_from_the_cache(tiny, items, monkeypatch):
+    from_dir = evaluate_all(registry.create("artp", model=tiny["phone"]), items)
+    monkeypatch.setenv("HF_HUB_CACHE", tiny["cache"])
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    registry.info("artp").cls.preflight({"model": "tiny/phone"})
+    from_cache = evaluate_all(registry.create("artp", model="tiny/phone"), items)
+    assert from_cache == from_dir and all(s.status == "ok" for s in from_dir)
+
+
+def test_nad_with_wav2vec2_layer_features(tiny, items):
+    references = ((BLUE["english32"], 0.0, -1.0), (items[1].audio_path, 0.0, -1.0))
+    test = replace(items[-1], reference_audios=references)
+    first = registry.create("nad", model=tiny["phone"]).evaluate(test)
+    second = registry.create("nad", model=tiny["phone"]).evaluate(test)
+    mfcc = registry.create("nad", features="mfcc").evaluate(test)
+    assert first.status == "ok" and np.isfinite(first.value) and first == second
+    assert first.value != pytest.approx(mfcc.value)
+    other = registry.create("nad", model=tiny["phone"], layer=3).evaluate(test)
+    assert other.status == "ok" and other.value != pytest.approx(first.value)
+    assert registry.create("nad", model=tiny["phone"], layer=40).evaluate(test).status == "error"
+
+
+def test_wav2vec2_trimmer_follows_pathbench_rule(tiny, tmp_path):
+    from pathbench.vad import FATrimmer, Wav2Vec2Aligner
+
+    audio, _ = sf.read(BLUE["japanese10"])
+    padded = tmp_path / "padded.wav"
+    sf.write(padded, np.concatenate([np.zeros(8000), audio, np.zeros(8000)]), 16000)
+    trimmer = FATrimmer(backend="wav2vec2", wav2vec2_model_dir=tiny["phone"], margin_s=0.0)
+    record = trimmer.trim(str(padded), "blue", "en").record
+    assert record.status == "aligned" and 0.0 <= record.trim_start_s < record.trim_end_s <= 1.21
+    # The rule: first aligned non-blank frame to one frame after the last (20 ms frames).
+    aligner = Wav2Vec2Aligner(tiny["phone"])
+    start, end = aligner.speech_span(sf.read(padded)[0], "blue", "en")
+    assert (start, end) == (record.trim_start_s, record.trim_end_s)
+    step = 1.21 / aligner.model.log_posteriors([sf.read(padded)[0]])[0].shape[0]
+    assert round((end - start) / step) >= 3 + 1  # three phones plus the extra frame
+    assert trimmer.trim(str(padded), "?!", "en").record.status == "oov_fallback"
+    short = tmp_path / "short.wav"
+    sf.write(short, np.full(300, 0.1), 16000)
+    assert trimmer.trim(str(short), "blue", "en").record.status == "failed_fallback"
+
+
+@pytest.mark.slow
+def test_the_workflow_scores_every_neural_measure(tiny, tmp_path):
+    from kaldi_builder import build_dataset
+    from workflow_run import copy_workflow, snakemake
+
+    from pathbench.io import read_parquet
+
+    workdir = copy_workflow(tmp_path / "run")
+    dataset = build_dataset(tmp_path / "data")
+    config_path = workdir / "config" / "config.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    config["datasets"] = {"tiny": {"path": str(dataset), "trim_backend": "energy"}}
+    config["evaluators"] = list(NEURAL)
+    config["evaluator_options"] = {name: options(tiny, name) for name in NEURAL}
+    config["variants"] = ["raw"]
+    config_path.write_text(yaml.safe_dump(config, allow_unicode=True))
+    targets = [f"results/tiny/scores/{name}/0.parquet" for name in NEURAL]
+    snakemake(workdir, "--cores", "2", *targets)
+    for name in NEURAL:
+        frame = read_parquet(workdir / f"results/tiny/scores/{name}/0.parquet")
+        assert len(frame) == 4 and (frame["status"] == "ok").all(), frame
+        assert np.isfinite(frame["score"]).all()
+
+
+# --- real weights: PathBench's published values ----------------------------------------------
+
+MODEL_DIR = os.environ.get("PATHBENCH_MODEL_DIR")
+
+
+@pytest.mark.models
+@pytest.mark.skipif(
+    MODEL_DIR is None,
+    reason="set PATHBENCH_MODEL_DIR to a Hugging Face cache holding PathBench's models",
+)
+def test_pathbench_published_values_with_real_weights(monkeypatch):
+    """PathBench's tests/test_evaluators.py values for the accented "blue" recording.
+
+    PATHBENCH_MODEL_DIR is a Hugging Face hub cache holding
+    facebook/wav2vec2-xlsr-53-espeak-cv-ft and facebook/wav2vec2-large (plus, for DArtP,
+    jonatasgrosman/wav2vec2-large-xlsr-53-english and ``lms/wiki_en_token.arpa[.bin]`` in it).
+    Phones depend on the espeak-ng version (PathBench pins a commit after 1.52).
+    """
+    need_espeak()
+    monkeypatch.setenv("HF_HUB_CACHE", str(MODEL_DIR))
+    test = Item("b", BLUE["japanese10"], transcription="blue", language="en")
+    references = tuple((str(FIXTURES / f"BLUE_english{n}.wav"), 0.0, -1.0) for n in (32, 33, 34))
+    assert registry.create("artp_old").evaluate(test).value == pytest.approx(0.5374, abs=5e-5)
+    assert registry.create("artp").evaluate(test).value == pytest.approx(0.0695, abs=5e-5)
+    nad = registry.create("nad").evaluate(replace(test, reference_audios=references))
+    assert nad.value == pytest.approx(13.7288, abs=5e-5)
+    lm = next(Path(MODEL_DIR, "lms").glob("wiki_en_token.arpa*"), None)
+    if lm is None:
+        pytest.skip("no lms/wiki_en_token.arpa in PATHBENCH_MODEL_DIR: DArtP not checked")
+    dartp = registry.create(
+        "artp_double_asr",
+        models={"en": "jonatasgrosman/wav2vec2-large-xlsr-53-english"},
+        lm=str(lm),
+    )
+    assert dartp.evaluate(test).value == pytest.approx(0.4405, abs=5e-5)

@@ -1,0 +1,57 @@
+"""Per-shard inputs: each job's manifest slice and the audio files it declares."""
+
+from __future__ import annotations
+
+import json
+
+from kaldi_builder import build_dataset, write_lines
+
+from pathbench.io import read_parquet
+from pathbench.manifest import validate_dataset
+from pathbench.shards import listed_audio, reference_shards, shard_audio, write_shard
+
+
+def test_listed_audio_keeps_existing_files_only(tmp_path):
+    root = build_dataset(tmp_path / "d")
+    lines = (root / "wav.scp").read_text().splitlines()
+    write_lines(root / "wav.scp", [*lines, "spk9_u0 wav/missing.wav", "spk9_u1 sox x.wav - |"])
+    assert listed_audio(root) == sorted(str(p) for p in (root / "wav").glob("*.wav"))
+    assert listed_audio(tmp_path / "nowhere") == []
+
+
+def test_shard_slices_and_their_audio(tmp_path):
+    test = build_dataset(tmp_path / "test")
+    control = build_dataset(tmp_path / "control")
+    manifest, reference = tmp_path / "m.parquet", tmp_path / "r.parquet"
+    validate_dataset(test, manifest, tmp_path / "v.json", n_shards=2)
+    validate_dataset(control, reference, tmp_path / "rv.json", n_shards=1)
+    outputs = {
+        name: tmp_path / f"0.{name}.parquet" for name in ("rows", "related", "reference_related")
+    }
+    outputs["audio"] = tmp_path / "0.json"
+    write_shard(manifest, 0, outputs, reference, ("control", "all"))
+
+    rows = read_parquet(outputs["rows"])
+    assert list(rows["utt_id"]) == ["spk1_u0", "spk1_u1"] and set(rows["shard"]) == {0}
+    # same texts as shard 0: spk2's utterances (shard 1) and all of the control set
+    assert list(read_parquet(outputs["related"])["utt_id"]) == [
+        "spk1_u0",
+        "spk1_u1",
+        "spk2_u0",
+        "spk2_u1",
+    ]
+    assert len(read_parquet(outputs["reference_related"])) == 4
+    own = [str(test / "wav" / f"spk1_u{k}.wav") for k in range(2)]
+    assert shard_audio(outputs["audio"]) == own
+    # control: same text and gender (f, spk1) in the control set only
+    assert shard_audio(outputs["audio"], "control") == sorted(
+        own + [str(control / "wav" / f"spk1_u{k}.wav") for k in range(2)]
+    )
+    everyone = shard_audio(outputs["audio"], "all")
+    assert str(test / "wav" / "spk2_u0.wav") in everyone and len(everyone) == 8
+    assert reference_shards(outputs["audio"], "control") == ([], [0])
+    assert reference_shards(outputs["audio"], "all") == ([1], [0])
+    first = outputs["audio"].read_bytes()
+    write_shard(manifest, 0, outputs, reference, ("control", "all"))
+    assert outputs["audio"].read_bytes() == first, "rewriting must give the same bytes"
+    assert json.loads(first)["references"]["control"]["shards"] == []
