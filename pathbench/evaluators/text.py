@@ -20,7 +20,7 @@ from pathbench.evaluator import ReferenceTxtEvaluator, Score, Trimmer, guarded
 from pathbench.measures import recognition
 from pathbench.sphinx import SphinxModels
 from pathbench.status import ERROR, OK
-from pathbench.text import clean_text
+from pathbench.text import count_words
 
 
 class _SphinxEvaluator(ReferenceTxtEvaluator):
@@ -76,7 +76,8 @@ class SphinxGOPEvaluator(_SphinxEvaluator):
 
 
 class WPMEvaluator(ReferenceTxtEvaluator):
-    """Words per minute of the transcription over the utterance's (trimmed) duration."""
+    """Words per minute of the transcription over the utterance's (trimmed) duration; Mandarin
+    counts characters (:func:`pathbench.text.count_words`)."""
 
     name = "wpm"
     unit = "words/min"
@@ -92,7 +93,7 @@ class WPMEvaluator(ReferenceTxtEvaluator):
             audio = self.trimmer.trim(audio_path, transcription, language, start, end).audio
         if audio is None:
             return Score(None, ERROR, "no audio samples")
-        n_words = len(clean_text(transcription).split())
+        n_words = count_words(transcription, language)
         return guarded(lambda: recognition.wpm(n_words, len(audio) / SAMPLE_RATE))
 
     def trimmed(self, trimmer: Trimmer) -> WPMEvaluator:
