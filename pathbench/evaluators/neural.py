@@ -205,7 +205,16 @@ def _reference_phones(model: loading.CTCModel, text: str, language: str) -> list
     return phones
 
 
-class ArtPEvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
+class _TextModelEvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
+    """A reference-text model measure: a single utterance is a batch of one, so one code path
+    (``_score_chunk``) serves the workflow's batches and direct calls alike."""
+
+    def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:
+        item = Item(utt_id, audio_path, start, end, transcription, language)
+        return self.evaluate_batch([item])[0]
+
+
+class ArtPEvaluator(_TextModelEvaluator):
     """``artp``: articulatory precision against the phonemised transcription (PathBench)."""
 
     name = "artp"
@@ -213,11 +222,6 @@ class ArtPEvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
     languages = PATHBENCH_LANGUAGES
     pathbench_compatible = True
     uses = frozenset({"model", "espeak"})
-
-    def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:
-        return self.evaluate_batch([Item(utt_id, audio_path, start, end, transcription, language)])[
-            0
-        ]
 
     def _score_chunk(self, items: list[Item], audios: list[np.ndarray]) -> list[Score]:
         model = self._phone_model()
@@ -255,7 +259,7 @@ class ConfidenceEvaluator(_ModelEvaluator, ReferenceFreeEvaluator):
         return [guarded(lambda lp=lp: ctc.confidence(np.exp(lp), model.blank)) for lp in outputs]
 
 
-class DArtPEvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
+class DArtPEvaluator(_TextModelEvaluator):
     """``artp_double_asr``: DArtP, ArtP of what the ASR model and n-gram LM heard.
 
     As in PathBench, a decoded text without any phone of the phone model's vocabulary is
@@ -269,11 +273,6 @@ class DArtPEvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
     pathbench_compatible = True
     uses = frozenset({"model", "models", "lm", "espeak"})
     FALLBACK = ("a",)
-
-    def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:
-        return self.evaluate_batch([Item(utt_id, audio_path, start, end, transcription, language)])[
-            0
-        ]
 
     def _one(self, item: Item, asr: np.ndarray, phone_lp: np.ndarray) -> Score:
         model = self._phone_model()
@@ -304,7 +303,7 @@ class DArtPEvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
         return scores
 
 
-class PEREvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
+class PEREvaluator(_TextModelEvaluator):
     """``per``: phone error rate of the language ASR model's transcription, both texts
     phonemised with espeak-ng in the utterance's language (PathBench's PER)."""
 
@@ -313,11 +312,6 @@ class PEREvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
     unit = "ratio"
     pathbench_compatible = True
     uses = frozenset({"models", "espeak"})
-
-    def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:
-        return self.evaluate_batch([Item(utt_id, audio_path, start, end, transcription, language)])[
-            0
-        ]
 
     def _score_chunk(self, items: list[Item], audios: list[np.ndarray]) -> list[Score]:
         outputs = self._by_language(items, audios)
@@ -342,7 +336,7 @@ def _rate(reference: str, hypothesis: str, language: str) -> Score:
     return Score(result.value, result.status, result.message or hypothesis)
 
 
-class DPEREvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
+class DPEREvaluator(_TextModelEvaluator):
     """``dper``: phone error rate of the phone model's output against the phonemised text."""
 
     name = "dper"
@@ -351,11 +345,6 @@ class DPEREvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
     languages = PATHBENCH_LANGUAGES
     pathbench_compatible = True
     uses = frozenset({"model", "espeak"})
-
-    def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:
-        return self.evaluate_batch([Item(utt_id, audio_path, start, end, transcription, language)])[
-            0
-        ]
 
     def _score_chunk(self, items: list[Item], audios: list[np.ndarray]) -> list[Score]:
         model = self._phone_model()
@@ -376,7 +365,7 @@ class DPEREvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
         return Score(result.value, result.status, result.message or " ".join(hypothesis))
 
 
-class DoubleASREvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
+class DoubleASREvaluator(_TextModelEvaluator):
     """``double_asr``: phone error rate between the ASR model's greedy and LM transcriptions
     (the greedy one as reference, as PathBench); reference-free, reads only the language."""
 
@@ -386,11 +375,6 @@ class DoubleASREvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
     category = "reference-free model"
     pathbench_compatible = True
     uses = frozenset({"models", "lm", "espeak"})
-
-    def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:
-        return self.evaluate_batch([Item(utt_id, audio_path, start, end, transcription, language)])[
-            0
-        ]
 
     def _score_chunk(self, items: list[Item], audios: list[np.ndarray]) -> list[Score]:
         with_lm = [i for i, it in enumerate(items) if ngram.lm_for(self._lms, it.language)]
