@@ -5,7 +5,6 @@ workflow too; ``-m models`` checks PathBench's published values with the real we
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -15,6 +14,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 import yaml
+from speech_fixtures import require_espeak
 
 from pathbench import registry
 from pathbench.evaluator import Item, evaluate_all
@@ -23,14 +23,6 @@ from pathbench.neural import ctc, phonemes
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pathbench-audio"
 BLUE = {name: str(FIXTURES / f"BLUE_{name}.wav") for name in ("japanese10", "english32")}
 NEURAL = ("artp", "artp_old", "artp_double_asr", "per", "dper", "double_asr")
-
-
-def need_espeak() -> None:
-    """espeak-ng is an apt package: skipped locally without it, a failure in CI."""
-    if shutil.which("espeak-ng") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("espeak-ng is required in CI (apt-get install espeak-ng)")
-        pytest.skip("espeak-ng not installed (apt-get install espeak-ng)")
 
 
 # --- rules that need no model ----------------------------------------------------------------
@@ -43,7 +35,7 @@ def test_cleaning_removes_ascii_and_cjk_punctuation() -> None:
 
 
 def test_phonemisation_follows_pathbench() -> None:
-    need_espeak()
+    require_espeak()
     assert phonemes.phonemise("Blue!", "en") == ("b", "l", "uː")  # en → en-us, no stress marks
     assert phonemes.phonemise("...", "en") == ()
     vocabulary = {"z": 0, "e": 1, "r": 2, "o": 3, "t": 4}
@@ -122,7 +114,7 @@ def test_a_missing_model_fails_up_front_naming_the_option(tmp_path, monkeypatch)
 def tiny(tmp_path_factory):
     pytest.importorskip("torch", reason="model-based measures need the neural extra (torch)")
     pytest.importorskip("transformers", reason="model-based measures need transformers")
-    need_espeak()
+    require_espeak()
     from tiny_models import as_hf_cache, build_char_model, build_phone_model, write_arpa
 
     root = tmp_path_factory.mktemp("tiny_models")
@@ -308,7 +300,7 @@ def test_pathbench_published_values_with_real_weights(monkeypatch):
     jonatasgrosman/wav2vec2-large-xlsr-53-english and ``lms/wiki_en_token.arpa[.bin]`` in it).
     Phones depend on the espeak-ng version (PathBench pins a commit after 1.52).
     """
-    need_espeak()
+    require_espeak()
     monkeypatch.setenv("HF_HUB_CACHE", str(MODEL_DIR))
     test = Item("b", BLUE["japanese10"], transcription="blue", language="en")
     references = tuple((str(FIXTURES / f"BLUE_english{n}.wav"), 0.0, -1.0) for n in (32, 33, 34))
