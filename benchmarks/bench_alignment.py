@@ -29,8 +29,8 @@ from speech_fixtures import (  # noqa: E402  (the tests' speech helpers)
 
 from pathbench import SAMPLE_RATE  # noqa: E402
 from pathbench.audio import load_audio  # noqa: E402
-from pathbench.sphinx import SphinxModels  # noqa: E402
-from pathbench.vad import FATrimmer  # noqa: E402
+from pathbench.trimming.sphinx import SphinxModels  # noqa: E402
+from pathbench.trimming.vad import FATrimmer  # noqa: E402
 
 Utterance = tuple[np.ndarray, str]
 

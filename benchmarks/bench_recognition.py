@@ -27,7 +27,7 @@ from speech_fixtures import (  # noqa: E402  (the tests' speech helpers)
 from pathbench import SAMPLE_RATE  # noqa: E402
 from pathbench.audio import load_audio  # noqa: E402
 from pathbench.measures.recognition import gop, per, wer  # noqa: E402
-from pathbench.sphinx import SphinxModels  # noqa: E402
+from pathbench.trimming.sphinx import SphinxModels  # noqa: E402
 
 MEASURES = (wer, per, gop)
 

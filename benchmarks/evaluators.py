@@ -26,11 +26,12 @@ import numpy as np
 
 from pathbench import SAMPLE_RATE, registry
 from pathbench.audio import load_shared
-from pathbench.demo import generate_corpus
+from pathbench.data.manifest import load_manifest
+from pathbench.demo.corpus import make_demo
 from pathbench.evaluator import Item
-from pathbench.manifest import load_manifest, validate_dataset
 from pathbench.measures import cepstral
-from pathbench.scoring import items_from_manifest
+from pathbench.stages.score import items_from_manifest
+from pathbench.stages.validate import validate_dataset
 
 GOALS = {"cpp": 1000, "wada_snr": 2000, "std_pitch": 800, "speech_rate": 300, "cpps": 15}
 SIGNAL_SECONDS = (1.0, 5.0, 20.0)
@@ -52,7 +53,7 @@ def corpus_items(minutes: float, workdir: Path) -> list[Item]:
     """Items of a demo corpus holding at least ``minutes`` of audio, audio pre-decoded."""
     speakers = 8
     utterances = max(8, int(minutes * 60 / 3.6 / speakers) + 1)
-    root = generate_corpus(
+    root = make_demo(
         workdir / "corpus", n_pathological=speakers, n_control=2, n_utterances=utterances
     )
     manifest = workdir / "manifest.parquet"

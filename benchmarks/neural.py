@@ -27,7 +27,7 @@ from tiny_models import build_char_model, build_phone_model, write_arpa  # noqa:
 
 from pathbench import SAMPLE_RATE, registry  # noqa: E402
 from pathbench.evaluator import Item, evaluate_all  # noqa: E402
-from pathbench.vad import FATrimmer  # noqa: E402
+from pathbench.trimming.vad import FATrimmer  # noqa: E402
 
 BASE = dict(  # Wav2Vec2Config's defaults (base size), spelled out
     hidden_size=768,

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import yaml
 
-from pathbench.demo import generate_corpus
+from pathbench.demo.corpus import make_demo
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
@@ -127,7 +127,7 @@ def corpus(scratch: Path, seed: int) -> tuple[Path, float]:
     if out.is_dir() and marker.is_file() and json.loads(marker.read_text()) == wanted:
         return out, 0.0
     started = time.perf_counter()
-    generate_corpus(out, seed=seed, **SHAPE)
+    make_demo(out, seed=seed, **SHAPE)
     spent = time.perf_counter() - started
     for subset, count in EXPECTED.items():
         lines = (out / subset / "utt2spk").read_text().splitlines()

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from pathbench.correlation import (
+from pathbench.stats.correlation import (
     CI_LEVEL,
     N_BOOT,
     Correlation,

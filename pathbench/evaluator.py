@@ -23,7 +23,7 @@ import numpy as np
 
 from pathbench import SAMPLE_RATE
 from pathbench.audio import load_shared
-from pathbench.references import ReferenceAudio
+from pathbench.data.references import ReferenceAudio
 from pathbench.status import ERROR, OK, UNSUPPORTED_LANGUAGE, NoScore
 
 
@@ -321,7 +321,8 @@ class TrimOutcome(Protocol):
 
 
 class Trimmer(Protocol):
-    """Finds speech in an utterance (:class:`pathbench.vad.FATrimmer`, or stored boundaries)."""
+    """Finds speech in an utterance (:class:`pathbench.trimming.vad.FATrimmer`, or
+    stored boundaries)."""
 
     def trim(
         self,

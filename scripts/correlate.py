@@ -2,9 +2,9 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.analysis import correlate_dataset
+from pathbench.stages.analysis import correlate
 
-correlate_dataset(
+correlate(
     snakemake.input[0],
     snakemake.output.parquet,
     snakemake.output.csv,

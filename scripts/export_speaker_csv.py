@@ -2,6 +2,6 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.analysis import export_speakers
+from pathbench.stages.analysis import export_speaker_csv
 
-export_speakers(snakemake.input[0], snakemake.output[0])
+export_speaker_csv(snakemake.input[0], snakemake.output[0])

@@ -2,9 +2,9 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.trimming import trim_shard
+from pathbench.stages.trim import fa_trim
 
-trim_shard(
+fa_trim(
     snakemake.input.manifest,
     snakemake.params.shard,
     snakemake.output[0],

@@ -2,6 +2,6 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.demo import generate_corpus
+from pathbench.demo.corpus import make_demo
 
-generate_corpus(snakemake.params.root, **snakemake.params.settings)
+make_demo(snakemake.params.root, **snakemake.params.settings)

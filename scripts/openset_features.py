@@ -2,9 +2,9 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.openset.features import extract_features
+from pathbench.stages.openset import openset_features
 
-extract_features(
+openset_features(
     snakemake.input.manifest,
     int(snakemake.wildcards.shard),
     snakemake.output[0],

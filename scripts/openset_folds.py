@@ -2,9 +2,9 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.openset.stages import make_folds
+from pathbench.stages.openset import openset_folds
 
-make_folds(
+openset_folds(
     list(snakemake.input),
     snakemake.output[0],
     known_folds=snakemake.params.known_folds,

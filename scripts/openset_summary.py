@@ -2,9 +2,9 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.openset.stages import summarize
+from pathbench.stages.openset import openset_summary
 
-summarize(
+openset_summary(
     snakemake.input.folds,
     list(snakemake.input.heldout),
     snakemake.output.summary,

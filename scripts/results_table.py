@@ -3,9 +3,9 @@ from pathlib import Path
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.analysis import make_results_table
+from pathbench.stages.analysis import results_table
 
-make_results_table(
+results_table(
     dict(zip(snakemake.params.datasets, snakemake.input, strict=True)),
     snakemake.params.dataset_settings,
     Path(snakemake.output.csv).parent,

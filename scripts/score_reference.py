@@ -2,9 +2,9 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.scoring import score_references
+from pathbench.stages.score import score_reference
 
-score_references(
+score_reference(
     snakemake.input.manifest,
     snakemake.input.reference,
     int(snakemake.wildcards.shard),

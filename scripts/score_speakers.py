@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.scoring import score_speakers
+from pathbench.stages.score import score_speakers
 
 score_speakers(
     snakemake.input.manifest,

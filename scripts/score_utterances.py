@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.scoring import score_utterances
+from pathbench.stages.score import score_utterances
 
 score_utterances(
     snakemake.input.manifest,

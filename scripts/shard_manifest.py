@@ -2,9 +2,9 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.shards import write_shard
+from pathbench.stages.shards import shard_manifest
 
-write_shard(
+shard_manifest(
     snakemake.input.manifest,
     snakemake.params.shard,
     dict(snakemake.output.items()),

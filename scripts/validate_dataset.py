@@ -5,8 +5,8 @@ import sys
 console = sys.stderr
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.dataset import DatasetError
-from pathbench.manifest import failed_report_path, validate_dataset
+from pathbench.data.dataset import DatasetError
+from pathbench.stages.validate import failed_report_path, validate_dataset
 
 try:
     validate_dataset(

@@ -23,7 +23,7 @@ import soundfile as sf
 from scipy.signal import resample_poly
 
 from pathbench import SAMPLE_RATE
-from pathbench.sphinx import SphinxModels
+from pathbench.trimming.sphinx import SphinxModels
 
 TESTDATA = Path("/usr/share/pocketsphinx/test/data")
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pathbench.aggregate import SPEAKERS_SCHEMA
-from pathbench.analysis import correlate_dataset, make_results_table, plot_dataset
 from pathbench.io import write_parquet
+from pathbench.stages.aggregate import SPEAKERS_SCHEMA
+from pathbench.stages.analysis import correlate, plot_dataset, results_table
 
 KALDI = Path(__file__).resolve().parents[1] / "../shared/fixtures/kaldi-metadata"
 SPEAKERS = [f"S{i:02d}" for i in range(10)]
@@ -41,12 +41,10 @@ def test_table_and_comparisons_from_correlation_files(tmp_path: Path) -> None:
         name = f"ua_{condition}"
         speakers = speakers_file(tmp_path / f"{name}.parquet", seed)
         paths[name] = tmp_path / f"{name}_corr.parquet"
-        correlate_dataset(
-            speakers, paths[name], tmp_path / f"{name}.csv", allowlist=(), n_boot=50, seed=1
-        )
+        correlate(speakers, paths[name], tmp_path / f"{name}.csv", allowlist=(), n_boot=50, seed=1)
         settings[name] = {"path": str(KALDI / "uaspeech/pathological/word" / condition)}
     outputs = [tmp_path / n for n in ("heat.png", "comparisons.csv", "comparisons.json")]
-    table = make_results_table(paths, settings, tmp_path, *outputs)
+    table = results_table(paths, settings, tmp_path, *outputs)
 
     assert list(table.columns[5:]) == ["UASpeech Word MC", "UASpeech Word EX", "Avg", "n_datasets"]
     assert table["metric"].tolist() == ["cpp_fa", "vsa", "per"]
@@ -63,7 +61,7 @@ def test_table_and_comparisons_from_correlation_files(tmp_path: Path) -> None:
 def test_plot_dataset_reads_the_aggregation_report(tmp_path: Path) -> None:
     speakers = speakers_file(tmp_path / "speakers.parquet", 3)
     correlations = tmp_path / "correlations.parquet"
-    correlate_dataset(speakers, correlations, tmp_path / "c.csv", allowlist=(), n_boot=50, seed=1)
+    correlate(speakers, correlations, tmp_path / "c.csv", allowlist=(), n_boot=50, seed=1)
     aggregation = tmp_path / "aggregation.json"
     aggregation.write_text(json.dumps({"n_speakers": 10, "n_speakers_without_value": {"vsa": 10}}))
     plot_dataset(

@@ -8,18 +8,24 @@ import parselmouth
 import pytest
 from parselmouth.praat import call
 
-import pathbench.measures.cepstral as cepstral
 from pathbench import SAMPLE_RATE
 from pathbench.audio import load_audio
-from pathbench.measures.cepstral import (
+from pathbench.measures.cepstral import cpp, cpps, cpps_praat, framing, pathbench_cpp
+from pathbench.measures.cepstral.pair_counts import count_descending_pairs
+from pathbench.measures.cepstral.power_cepstrogram import (
+    emphasised_and_padded,
+    frame_times,
+    power_cepstra,
+    to_db,
+)
+from pathbench.measures.cepstral.praat_settings import (
     MAXIMUM_FREQUENCY,
     PITCH_FLOOR,
     PRE_EMPHASIS_FROM,
     TIME_STEP,
-    cpp,
-    cpps,
-    cpps_praat,
 )
+from pathbench.measures.cepstral.smoothing import time_averaging
+from pathbench.measures.cepstral.theil_sen import medians, theil_sen_slope
 from pathbench.status import TOO_SHORT, NoScore
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
@@ -83,11 +89,11 @@ def test_cepstrogram_frames_match_praat():
     settings = (PITCH_FLOOR, TIME_STEP, MAXIMUM_FREQUENCY, PRE_EMPHASIS_FROM)
     sound = parselmouth.Sound(audio, sampling_frequency=SAMPLE_RATE)
     praat = call(call(sound, "To PowerCepstrogram", *settings), "To Matrix").values.T
-    _, starts = cepstral._frame_times(audio.size)
-    ours = cepstral._power_cepstra(cepstral._emphasised_and_padded(audio), starts)
+    _, starts = frame_times(audio.size)
+    ours = power_cepstra(emphasised_and_padded(audio), starts)
     assert ours.shape == praat.shape
     # dB, the scale CPPS works on; exact to rounding except where the power is near 0.
-    np.testing.assert_allclose(cepstral._to_db(ours), cepstral._to_db(praat), atol=1e-6)
+    np.testing.assert_allclose(to_db(ours), to_db(praat), atol=1e-6)
 
 
 def test_breathier_voice_has_lower_cpp_and_cpps():
@@ -97,7 +103,7 @@ def test_breathier_voice_has_lower_cpp_and_cpps():
 
 
 def test_too_short_signals_have_no_score():
-    shortest_cpp = 2 * cepstral.CPP_FRAME - 1  # first centre 641, 640 samples after it
+    shortest_cpp = 2 * pathbench_cpp.CPP_FRAME - 1  # first centre 641, 640 samples after it
     assert np.isfinite(cpp(voice(1.0, 0.1)[:shortest_cpp], SAMPLE_RATE))
     with pytest.raises(NoScore) as caught:
         cpp(np.ones(shortest_cpp - 1), SAMPLE_RATE)
@@ -154,9 +160,9 @@ def test_cpp_frames_cover_chunk_boundaries():
 def test_cpps_is_independent_of_processing_blocks(monkeypatch):
     audio = voice(1.5, aspiration=0.3)  # 701 frames
     blocked = cpps(audio, SAMPLE_RATE)
-    monkeypatch.setattr(cepstral, "_CHUNK_FRAMES", 10_000)
+    monkeypatch.setattr(framing, "CHUNK_FRAMES", 10_000)
     assert cpps(audio, SAMPLE_RATE) == pytest.approx(blocked, abs=1e-12)
-    monkeypatch.setattr(cepstral, "_CHUNK_FRAMES", 97)
+    monkeypatch.setattr(framing, "CHUNK_FRAMES", 97)
     assert cpps(audio, SAMPLE_RATE) == pytest.approx(blocked, abs=1e-12)
 
 
@@ -177,7 +183,7 @@ def test_pair_count_is_exact(n):
     # Distinct values that the 32-bit sort keys merge into one run (far above the minimum).
     z[5] = 50.0 + 1e-9 * rng.permutation(n)
     z[5, 0] = -1e6
-    counts, order = cepstral._count_descending_pairs(z, np.zeros(len(z)))
+    counts, order = count_descending_pairs(z, np.zeros(len(z)))
     np.testing.assert_array_equal(counts, descending_pairs_by_brute_force(z))
     # The order sorts each row, equal values latest index first.
     ordered = np.take_along_axis(z, order, axis=1)
@@ -195,7 +201,7 @@ def test_pair_count_at_a_slope_counts_pairwise_slopes():
     i, j = np.triu_indices(n, 1)
     pairwise = (values[:, j] - values[:, i]) / (j - i)
     expected = np.count_nonzero(pairwise <= slopes[:, None], axis=1)
-    counts, _ = cepstral._count_descending_pairs(values, slopes)
+    counts, _ = count_descending_pairs(values, slopes)
     # Floating-point z = y - t k can only disagree for slopes within rounding of t.
     near = np.count_nonzero(np.isclose(pairwise, slopes[:, None], rtol=1e-12), axis=1)
     assert np.all(np.abs(counts - expected) <= near)
@@ -212,10 +218,10 @@ def test_medians_equal_numpy_medians(how):
         order = np.argsort(values + rng.standard_normal(values.shape), axis=1)
     elif how == "random":
         order = np.stack([rng.permutation(785) for _ in values])
-    np.testing.assert_array_equal(cepstral._medians(values, order), np.median(values, axis=1))
+    np.testing.assert_array_equal(medians(values, order), np.median(values, axis=1))
     even = values[:, :-1]
     np.testing.assert_array_equal(
-        cepstral._medians(np.ascontiguousarray(even), np.argsort(even, axis=1)),
+        medians(np.ascontiguousarray(even), np.argsort(even, axis=1)),
         np.median(even, axis=1),
     )
 
@@ -227,7 +233,7 @@ def test_theil_sen_slope_is_close_to_the_exact_median():
     n = 785
     k = np.arange(n)
     rows = -0.03 * k + 50 + 10 * np.log10(rng.chisquare(1, size=(12, n)))
-    estimate, _ = cepstral._theil_sen_slope(rows)
+    estimate, _ = theil_sen_slope(rows)
     i, j = np.triu_indices(n, 1)
     slopes = (rows[:, j] - rows[:, i]) / (j - i)
     rank_error = np.count_nonzero(slopes <= estimate[:, None], axis=1) - slopes.shape[1] / 2
@@ -252,7 +258,7 @@ def test_theil_sen_slope_with_equal_values():
         rows.append(row)
     expected = [exact_median_slope(row) for row in rows]
     assert expected[3] == 0.0 != expected[2]  # tie block holds the median in one row only
-    estimate, _ = cepstral._theil_sen_slope(np.stack(rows))
+    estimate, _ = theil_sen_slope(np.stack(rows))
     np.testing.assert_allclose(estimate, expected, atol=1e-5)
 
 
@@ -261,8 +267,8 @@ def test_time_smoothing_weights_follow_praat_interpolating_mean():
     frame: the curve starts half a frame before it (constant there), so the window covers 5.5
     frames: weights 1, 1, 1, 1, 1, 0.5 over 5.5."""
     n_samples = len(signal("BLUE_japanese10"))
-    times, _ = cepstral._frame_times(n_samples)
-    weights = cepstral._time_averaging(times, n_samples).toarray()
+    times, _ = frame_times(n_samples)
+    weights = time_averaging(times, n_samples).toarray()
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-12)
     trapezoid = np.r_[0.5, np.ones(9), 0.5] / 10
     np.testing.assert_allclose(weights[20, 15:26], trapezoid, atol=1e-12)

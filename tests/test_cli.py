@@ -13,8 +13,8 @@ from scipy import stats
 
 import pathbench
 from pathbench.cli import main
-from pathbench.correlation import correlate_predictions, read_spk2score
-from pathbench.results_table import export_speaker_csvs
+from pathbench.reporting.results_table import export_speaker_csvs
+from pathbench.stats.correlation import correlate_predictions, read_spk2score
 
 RATED = {"F02": 29.0, "F03": 6.0, "M01": 15.0, "M04": 2.0, "M05": 58.0, "M07": 28.0}
 PREDICTED = {"F02": 3.1, "F03": 0.4, "M01": 2.2, "M04": 0.9, "M05": 5.0, "M07": 2.4}

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pathbench.comparisons import wilcoxon_comparisons, write_comparisons
-from pathbench.results_table import DatasetColumn, aligned_r
+from pathbench.reporting.results_table import DatasetColumn, aligned_r
+from pathbench.stats.comparisons import wilcoxon_comparisons, write_comparisons
 
 CATEGORY = {
     "cpp_fa": "reference-free signal",

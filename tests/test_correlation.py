@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pathbench.correlation import (
+from pathbench.io import read_parquet
+from pathbench.stats.correlation import (
     CORRELATION_COLUMNS,
     analysis_speakers,
     base_metric,
@@ -22,7 +23,6 @@ from pathbench.correlation import (
     speaker_sets,
     write_correlations,
 )
-from pathbench.io import read_parquet
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 

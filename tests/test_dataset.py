@@ -11,7 +11,7 @@ import pytest
 import soundfile as sf
 from kaldi_builder import build_dataset, write_lines
 
-from pathbench.dataset import Dataset, DatasetError
+from pathbench.data.dataset import Dataset, DatasetError
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 

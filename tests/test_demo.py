@@ -17,16 +17,18 @@ import soundfile as sf
 from parselmouth.praat import call
 from scipy.stats import spearmanr
 
-from pathbench import SAMPLE_RATE, demo
-from pathbench.demo import WORDS, expected_utterances, generate_corpus
-from pathbench.synth import plan_text
+from pathbench import SAMPLE_RATE
+from pathbench.demo import corpus as demo
+from pathbench.demo.__main__ import main as demo_main
+from pathbench.demo.corpus import WORDS, expected_utterances, make_demo
+from pathbench.demo.synth import plan_text
 
 SMALL = {"n_pathological": 2, "n_control": 1, "n_utterances": 3}
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate_corpus(tmp_path_factory.mktemp("a") / "demo", seed=7)
+    return make_demo(tmp_path_factory.mktemp("a") / "demo", seed=7)
 
 
 @pytest.fixture(scope="module")
@@ -60,15 +62,15 @@ def pathological_utterances(truth: dict) -> list[str]:
 
 
 def test_same_seed_gives_byte_identical_corpus(corpus: Path, tmp_path: Path) -> None:
-    again = generate_corpus(tmp_path / "demo", seed=7)
+    again = make_demo(tmp_path / "demo", seed=7)
     first, second = tree_bytes(corpus), tree_bytes(again)
     assert sorted(first) == sorted(second)
     assert [name for name in first if first[name] != second[name]] == []
 
 
 def test_seed_changes_the_audio(tmp_path: Path) -> None:
-    one = tree_bytes(generate_corpus(tmp_path / "one", seed=1, **SMALL))
-    two = tree_bytes(generate_corpus(tmp_path / "two", seed=2, **SMALL))
+    one = tree_bytes(make_demo(tmp_path / "one", seed=1, **SMALL))
+    two = tree_bytes(make_demo(tmp_path / "two", seed=2, **SMALL))
     wavs = [name for name in one if name.endswith(".wav") and name in two]
     assert wavs and all(one[name] != two[name] for name in wavs)
 
@@ -201,7 +203,7 @@ def test_severity_slows_speech(corpus: Path, truth: dict) -> None:
 
 def test_word_mode_makes_short_single_word_files(tmp_path: Path) -> None:
     assert len(WORDS) == len(set(WORDS)) == 155
-    root = generate_corpus(
+    root = make_demo(
         tmp_path / "words", word_mode=True, n_pathological=2, n_control=2, n_utterances=6
     )
     truth = json.loads((root / "truth.json").read_text())
@@ -226,11 +228,11 @@ def test_interrupted_run_keeps_the_old_corpus(tmp_path: Path, monkeypatch) -> No
     real = demo.synthesize
     monkeypatch.setattr(demo, "synthesize", failing)
     with pytest.raises(KeyboardInterrupt):
-        generate_corpus(out, **SMALL)
+        make_demo(out, **SMALL)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo"]
     assert (out / "marker").read_text() == "old"
     monkeypatch.setattr(demo, "synthesize", real)
-    generate_corpus(out, **SMALL)
+    make_demo(out, **SMALL)
     assert not (out / "marker").exists() and (out / "truth.json").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo"]
 
@@ -260,7 +262,7 @@ def test_syllables_follow_vowel_letter_groups(word: str, vowels: int) -> None:
 
 def test_cli_writes_a_corpus(tmp_path: Path) -> None:
     assert (
-        demo.main(
+        demo_main(
             [
                 str(tmp_path / "cli"),
                 "--n-pathological",

@@ -20,8 +20,8 @@ from pathbench.evaluator import (
     guarded,
 )
 from pathbench.io import read_parquet
-from pathbench.manifest import validate_dataset
-from pathbench.scoring import score_speakers, score_utterances
+from pathbench.stages.score import score_speakers, score_utterances
+from pathbench.stages.validate import validate_dataset
 from pathbench.status import NoScore
 
 

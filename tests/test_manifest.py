@@ -8,8 +8,9 @@ import pyarrow.parquet as pq
 import pytest
 from kaldi_builder import build_dataset, write_lines
 
-from pathbench.dataset import DatasetError
-from pathbench.manifest import MANIFEST_SCHEMA, assign_shards, load_manifest, validate_dataset
+from pathbench.data.dataset import DatasetError
+from pathbench.data.manifest import MANIFEST_SCHEMA, assign_shards, load_manifest
+from pathbench.stages.validate import validate_dataset
 
 
 def test_manifest_schema_sort_and_metadata(tmp_path):

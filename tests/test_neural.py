@@ -238,7 +238,7 @@ def test_nad_with_wav2vec2_layer_features(tiny, items):
 
 
 def test_wav2vec2_trimmer_follows_pathbench_rule(tiny, tmp_path):
-    from pathbench.vad import FATrimmer, Wav2Vec2Aligner
+    from pathbench.trimming.vad import FATrimmer, Wav2Vec2Aligner
 
     audio, _ = sf.read(BLUE["japanese10"])
     padded = tmp_path / "padded.wav"

@@ -19,8 +19,8 @@ from speech_fixtures import (
 from pathbench import SAMPLE_RATE
 from pathbench.audio import load_audio
 from pathbench.measures.recognition import edit_distance, gop, per, wer, wpm
-from pathbench.sphinx import align_phones, dictionary_words, is_english, to_pcm16
 from pathbench.status import NoScore
+from pathbench.trimming.sphinx import align_phones, dictionary_words, is_english, to_pcm16
 
 N_SENTENCES = 20
 N_DEGRADED = 8

@@ -9,9 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pathbench.correlation import read_predictions_csv
 from pathbench.io import read_parquet
-from pathbench.results_table import (
+from pathbench.reporting.results_table import (
     DatasetColumn,
     build_results_table,
     dataset_column,
@@ -19,6 +18,7 @@ from pathbench.results_table import (
     order_columns,
     write_results_table,
 )
+from pathbench.stats.correlation import read_predictions_csv
 
 KALDI = Path(__file__).resolve().parents[1] / "../shared/fixtures/kaldi-metadata"
 CATEGORY = {

@@ -6,9 +6,10 @@ import json
 
 from kaldi_builder import build_dataset, write_lines
 
+from pathbench.data.shard_plan import listed_audio, reference_shards, shard_audio
 from pathbench.io import read_parquet
-from pathbench.manifest import validate_dataset
-from pathbench.shards import listed_audio, reference_shards, shard_audio, write_shard
+from pathbench.stages.shards import shard_manifest
+from pathbench.stages.validate import validate_dataset
 
 
 def test_listed_audio_keeps_existing_files_only(tmp_path):
@@ -29,7 +30,7 @@ def test_shard_slices_and_their_audio(tmp_path):
         name: tmp_path / f"0.{name}.parquet" for name in ("rows", "related", "reference_related")
     }
     outputs["audio"] = tmp_path / "0.json"
-    write_shard(manifest, 0, outputs, reference, ("control", "all"))
+    shard_manifest(manifest, 0, outputs, reference, ("control", "all"))
 
     rows = read_parquet(outputs["rows"])
     assert list(rows["utt_id"]) == ["spk1_u0", "spk1_u1"] and set(rows["shard"]) == {0}
@@ -52,6 +53,6 @@ def test_shard_slices_and_their_audio(tmp_path):
     assert reference_shards(outputs["audio"], "control") == ([], [0])
     assert reference_shards(outputs["audio"], "all") == ([1], [0])
     first = outputs["audio"].read_bytes()
-    write_shard(manifest, 0, outputs, reference, ("control", "all"))
+    shard_manifest(manifest, 0, outputs, reference, ("control", "all"))
     assert outputs["audio"].read_bytes() == first, "rewriting must give the same bytes"
     assert json.loads(first)["references"]["control"]["shards"] == []

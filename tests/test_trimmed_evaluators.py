@@ -10,15 +10,17 @@ from speech_fixtures import SENTENCES, pad_in_noise, require_espeak, speak, spok
 
 from pathbench import SAMPLE_RATE, registry
 from pathbench.audio import load_audio, load_shared
+from pathbench.data.manifest import load_manifest
 from pathbench.evaluator import Item
 from pathbench.evaluators.reference import PEstoiTrimmedEvaluator, TrimmedNADEvaluator
 from pathbench.io import read_parquet
-from pathbench.manifest import load_manifest, validate_dataset
 from pathbench.measures import nad
 from pathbench.measures.cepstral import cpp
-from pathbench.scoring import score_utterances
-from pathbench.trimming import StoredTrimmer, trim_shard
-from pathbench.vad import TrimRecord, TrimResult
+from pathbench.stages.score import score_utterances
+from pathbench.stages.trim import fa_trim
+from pathbench.stages.validate import validate_dataset
+from pathbench.trimming.stored import StoredTrimmer
+from pathbench.trimming.vad import TrimRecord, TrimResult
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +49,7 @@ def padded_dataset(tmp_path_factory):
     manifest = root / "manifest.parquet"
     validate_dataset(root, manifest, root / "validation.json", n_shards=1)
     trim = root / "trim.parquet"
-    trim_shard(manifest, 0, trim, {"backend": "auto"})
+    fa_trim(manifest, 0, trim, {"backend": "auto"})
     return manifest, trim, truth
 
 
@@ -227,6 +229,6 @@ def test_fa_trim_stage_aligns_words_with_apostrophes(tmp_path):
     write_lines(root / "spk2gender", ["s1 m"])
     write_lines(root / "language", ["en"])
     validate_dataset(root, tmp_path / "m.parquet", tmp_path / "v.json", n_shards=1)
-    table = trim_shard(tmp_path / "m.parquet", 0, tmp_path / "t.parquet", {"backend": "auto"})
+    table = fa_trim(tmp_path / "m.parquet", 0, tmp_path / "t.parquet", {"backend": "auto"})
     assert list(table["status"]) == ["aligned", "aligned"], table["message"].tolist()
     assert list(table["n_words_aligned"]) == [len(s.split()) for s in sentences]

@@ -19,8 +19,8 @@ from speech_fixtures import (
 
 from pathbench import SAMPLE_RATE
 from pathbench.audio import load_audio
-from pathbench.sphinx import dictionary_words
-from pathbench.vad import (
+from pathbench.trimming.sphinx import dictionary_words
+from pathbench.trimming.vad import (
     EnergySettings,
     FATrimmer,
     TrimResult,

@@ -14,8 +14,9 @@ import pytest
 import soundfile as sf
 from kaldi_builder import build_dataset, tone, write_lines
 
-from pathbench.dataset import Dataset, DatasetError
-from pathbench.manifest import failed_report_path, load_manifest, validate_dataset
+from pathbench.data.dataset import Dataset, DatasetError
+from pathbench.data.manifest import load_manifest
+from pathbench.stages.validate import failed_report_path, validate_dataset
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 

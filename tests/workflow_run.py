@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-WORKFLOW_FILES = ("Snakefile", "workflow", "config", "scripts")
+WORKFLOW_FILES = ("workflow", "config", "scripts")
 
 
 def copy_workflow(target: Path) -> Path:

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from pathbench.audio import load_shared
+from pathbench.data.references import ReferenceAudio
 from pathbench.evaluator import (
     Item,
     ReferenceAudioEvaluator,
@@ -24,7 +25,6 @@ from pathbench.evaluator import (
 )
 from pathbench.measures import nad, pestoi
 from pathbench.neural import models as loading
-from pathbench.references import ReferenceAudio
 from pathbench.status import NO_REFERENCES, NoScore
 
 FeatureFn = Callable[[np.ndarray], np.ndarray]

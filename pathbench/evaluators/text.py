@@ -18,9 +18,9 @@ from pathbench import SAMPLE_RATE
 from pathbench.audio import load_shared
 from pathbench.evaluator import ReferenceTxtEvaluator, Score, Trimmer, guarded
 from pathbench.measures import recognition
-from pathbench.sphinx import SphinxModels
 from pathbench.status import ERROR, OK
 from pathbench.text import count_words
+from pathbench.trimming.sphinx import SphinxModels
 
 
 class _SphinxEvaluator(ReferenceTxtEvaluator):

@@ -6,9 +6,9 @@ wrong, and the worse the transcribed phones fit their acoustic models compared w
 fitting phones (GOP). They need no reference speakers, only the transcription.
 
 Each measure takes audio (mono float at :data:`pathbench.SAMPLE_RATE`), the transcription, the
-utterance's language and the job's :class:`pathbench.sphinx.SphinxModels`. The models are US
-English only: any other language raises ``NoScore("unsupported_language")``. Utterances shorter
-than :data:`MIN_DURATION_S` raise ``NoScore("too_short")``.
+utterance's language and the job's :class:`pathbench.trimming.sphinx.SphinxModels`. The models
+are US English only: any other language raises ``NoScore("unsupported_language")``.
+Utterances shorter than :data:`MIN_DURATION_S` raise ``NoScore("too_short")``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pathbench import SAMPLE_RATE
-from pathbench.sphinx import (
+from pathbench.status import ERROR, TOO_SHORT, UNSUPPORTED_LANGUAGE, NoScore
+from pathbench.text import clean_text
+from pathbench.trimming.sphinx import (
     AlignmentError,
     SphinxModels,
     align_phones,
@@ -33,8 +35,6 @@ from pathbench.sphinx import (
     relative_score,
     to_pcm16,
 )
-from pathbench.status import ERROR, TOO_SHORT, UNSUPPORTED_LANGUAGE, NoScore
-from pathbench.text import clean_text
 
 MIN_DURATION_S = 0.1
 """Ten PocketSphinx frames: below this no word (three frames per phone) can be recognised."""
@@ -138,7 +138,7 @@ def gop(audio: np.ndarray, transcription: str, language: str, models: SphinxMode
     best free phones; more negative is worse. Because the alignment uses context-dependent
     triphones and the free loop context-independent phones, well pronounced phones can score a
     little above 0. The utterance's first HMM state is left out because PocketSphinx never
-    scores it (see :class:`pathbench.sphinx.PhoneSegment`).
+    scores it (see :class:`pathbench.trimming.sphinx.PhoneSegment`).
 
     Raises ``NoScore("oov")`` for words missing from the dictionary and ``NoScore("error")``
     when the forced alignment fails.

@@ -8,27 +8,18 @@ drops such rows and counts them per speaker instead of imputing values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable
 
 import librosa
 import numpy as np
-import pandas as pd
 import parselmouth
 import pyarrow as pa
 from parselmouth.praat import call
 from scipy.signal import welch
 
-from pathbench import SAMPLE_RATE
-from pathbench.audio import load_shared
-from pathbench.evaluator import trimmed_audio
-from pathbench.io import write_parquet
-from pathbench.manifest import load_manifest
 from pathbench.measures import cepstral, pitch, speech_rate, wada_snr
-from pathbench.openset.schema import FEATURE_NAMES, SCHEMA_ID
-from pathbench.scoring import items_from_manifest
+from pathbench.openset.schema import FEATURE_NAMES
 from pathbench.status import NoScore
-from pathbench.trimming import StoredTrimmer
 
 _PERIOD_ARGS = (0.0, 0.0, 0.0001, 0.02, 1.3)
 _MFCC = {"n_mfcc": 5, "n_fft": 400, "hop_length": 160, "win_length": 400}
@@ -159,41 +150,3 @@ FEATURE_SCHEMA = pa.schema(
     [("utt_id", pa.string()), ("speaker_id", pa.string()), ("group_id", pa.string())]
     + [(name, pa.float64()) for name in FEATURE_NAMES]
 )
-
-
-def extract_features(
-    manifest_path: str | Path,
-    shard: int,
-    output_path: str | Path,
-    trim_paths: Sequence[str | Path] = (),
-) -> pd.DataFrame:
-    """Feature rows of one shard, on FA-trimmed audio when trim tables are given.
-
-    A failed trim falls back to the plain load, exactly as for the trimmed evaluators.
-    """
-    manifest = load_manifest(manifest_path, shard)
-    trimmer = StoredTrimmer.from_files([manifest_path], trim_paths) if trim_paths else None
-    rows = []
-    for item, group in zip(items_from_manifest(manifest), manifest["group_id"], strict=True):
-        audio = (
-            trimmed_audio(trimmer, item)[0]
-            if trimmer is not None
-            else load_shared(item.audio_path, item.start, item.end)
-        )
-        rows.append(
-            {
-                "utt_id": item.utt_id,
-                "speaker_id": item.speaker_id,
-                "group_id": group,
-                **utterance_features(np.asarray(audio), SAMPLE_RATE),
-            }
-        )
-    frame = pd.DataFrame(rows, columns=FEATURE_SCHEMA.names)
-    write_parquet(
-        frame,
-        output_path,
-        FEATURE_SCHEMA,
-        ["utt_id"],
-        {"schema": SCHEMA_ID, "trimmed": bool(trim_paths)},
-    )
-    return frame

@@ -21,8 +21,7 @@ rule aggregate_speakers:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **RESOURCES["aggregate_speakers"],
     params:
         allowlist=config["correlation"]["allowlist"],
         version=VERSION,
@@ -48,8 +47,7 @@ rule correlate:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **RESOURCES["correlate"],
     params:
         version=VERSION,
         settings=config["correlation"],
@@ -84,8 +82,7 @@ rule plot_dataset:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **RESOURCES["plot_dataset"],
     params:
         allowlist=config["correlation"]["allowlist"],
     script:
@@ -103,8 +100,7 @@ rule export_speaker_csv:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **RESOURCES["export_speaker_csv"],
     script:
         "../../scripts/export_speaker_csv.py"
 
@@ -139,8 +135,7 @@ rule results_table:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **RESOURCES["results_table"],
     params:
         datasets=DATASETS,
         dataset_settings={

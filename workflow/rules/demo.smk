@@ -14,8 +14,7 @@ checkpoint make_demo:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **RESOURCES["make_demo"],
     params:
         root=lambda wildcards, output: str(Path(output.truth).parent),
         settings={k: v for k, v in DEMO.items() if k != "path"},

@@ -11,8 +11,7 @@ rule openset_features:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=60,
+        **RESOURCES["openset_features"],
     params:
         version=VERSION,
     script:
@@ -30,8 +29,7 @@ checkpoint openset_folds:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **RESOURCES["openset_folds"],
     params:
         version=VERSION,
         known_folds=config["openset"]["known_folds"],
@@ -53,8 +51,7 @@ rule fit_candidates:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        **RESOURCES["fit_candidates"],
     params:
         version=VERSION,
         grid=config["openset"]["grid"],
@@ -73,8 +70,7 @@ rule select_config:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **RESOURCES["select_config"],
     params:
         version=VERSION,
     script:
@@ -94,8 +90,7 @@ rule heldout_score:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **RESOURCES["heldout_score"],
     params:
         version=VERSION,
     script:
@@ -128,8 +123,7 @@ rule openset_summary:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **RESOURCES["openset_summary"],
     params:
         version=VERSION,
     script:

@@ -11,8 +11,7 @@ rule score_utterances:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=60,
+        **RESOURCES["score_utterances"],
         gpu=lambda wc: int(
             EVALUATOR_INFO[wc.evaluator].cls.uses_gpu(evaluator_options(wc.evaluator))
         ),
@@ -38,8 +37,7 @@ rule score_speakers:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=4000,
-        runtime=60,
+        **RESOURCES["score_speakers"],
     params:
         options=lambda wc: evaluator_options(wc.evaluator),
         variants=lambda wc: variants(wc.evaluator),
@@ -62,8 +60,7 @@ rule score_reference:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=60,
+        **RESOURCES["score_reference"],
         gpu=lambda wc: int(
             EVALUATOR_INFO[wc.evaluator].cls.uses_gpu(evaluator_options(wc.evaluator))
         ),

@@ -1,6 +1,6 @@
 localrules:
-    shard,
-    shard_reference,
+    shard_manifest,
+    shard_reference_manifest,
 
 
 # One shard's manifest rows, the rows its references can come from, and the audio its jobs
@@ -8,7 +8,7 @@ localrules:
 # corpus, so a changed wav reruns only the jobs that read it; rewriting an unchanged slice
 # reruns nothing (Snakemake compares checksums). Checkpoints: the audio lists become job
 # inputs once they are written.
-checkpoint shard:
+checkpoint shard_manifest:
     input:
         manifest="results/{dataset}/manifest.parquet",
         reference=lambda wc: reference_manifest(wc.dataset),
@@ -18,13 +18,12 @@ checkpoint shard:
         reference_related="results/{dataset}/shards/{shard}.reference_related.parquet",
         audio="results/{dataset}/shards/{shard}.json",
     log:
-        "logs/{dataset}/shard/{shard}.log",
+        "logs/{dataset}/shard_manifest/{shard}.log",
     conda:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **RESOURCES["shard_manifest"],
     params:
         shard=lambda wc: int(wc.shard),
         reference_types=REFERENCE_TYPES if REFERENCE_EVALUATORS else [],
@@ -33,7 +32,9 @@ checkpoint shard:
         "../../scripts/shard_manifest.py"
 
 
-checkpoint shard_reference:
+# Spelled out, not `use rule shard_manifest as ...`: Snakemake 9 derives a plain rule from a
+# checkpoint, and the audio lists of reference shards must stay checkpoint outputs.
+checkpoint shard_reference_manifest:
     input:
         manifest="results/{dataset}/reference/manifest.parquet",
         reference=[],
@@ -41,13 +42,12 @@ checkpoint shard_reference:
         rows="results/{dataset}/reference/shards/{shard}.parquet",
         audio="results/{dataset}/reference/shards/{shard}.json",
     log:
-        "logs/{dataset}/shard_reference/{shard}.log",
+        "logs/{dataset}/shard_reference_manifest/{shard}.log",
     conda:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **RESOURCES["shard_manifest"],
     params:
         shard=lambda wc: int(wc.shard),
         reference_types=[],

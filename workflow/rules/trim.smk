@@ -10,8 +10,7 @@ rule fa_trim:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=60,
+        **RESOURCES["fa_trim"],
         gpu=lambda wc: int(trim_settings(wc.dataset).get("backend") == "wav2vec2"),
     params:
         shard=lambda wc: int(wc.shard),
@@ -21,7 +20,8 @@ rule fa_trim:
         "../../scripts/fa_trim.py"
 
 
-rule fa_trim_reference:
+# The same trimming of a reference set's shards.
+use rule fa_trim as fa_trim_reference with:
     input:
         manifest="results/{dataset}/reference/shards/{shard}.parquet",
         audio=reference_shard_audio_files,
@@ -29,16 +29,3 @@ rule fa_trim_reference:
         "results/{dataset}/reference/trim/{shard}.parquet",
     log:
         "logs/{dataset}/fa_trim_reference/{shard}.log",
-    conda:
-        "../envs/pathbench.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=60,
-        gpu=lambda wc: int(trim_settings(wc.dataset).get("backend") == "wav2vec2"),
-    params:
-        shard=lambda wc: int(wc.shard),
-        settings=lambda wc: trim_settings(wc.dataset),
-        version=VERSION,
-    script:
-        "../../scripts/fa_trim.py"

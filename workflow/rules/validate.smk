@@ -10,8 +10,7 @@ rule validate_dataset:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        **RESOURCES["validate_dataset"],
     params:
         directory=lambda wc: str(dataset_dir(wc.dataset)),
         n_shards=lambda wc: n_shards(wc.dataset),
@@ -23,7 +22,7 @@ rule validate_dataset:
 
 # A reference set is checked against its test set (validated first): shared recordings would
 # be scored against themselves.
-rule validate_reference:
+use rule validate_dataset as validate_reference with:
     input:
         reference_kaldi_inputs,
         test_manifest="results/{dataset}/manifest.parquet",
@@ -32,17 +31,7 @@ rule validate_reference:
         report="results/{dataset}/reference/validation.json",
     log:
         "logs/{dataset}/validate_reference.log",
-    conda:
-        "../envs/pathbench.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=30,
     params:
         directory=lambda wc: str(reference_dir(wc.dataset)),
         test_directory=lambda wc: str(dataset_dir(wc.dataset)),
         n_shards=lambda wc: n_reference_shards(wc.dataset),
-        settings=config["validation"],
-        version=VERSION,
-    script:
-        "../../scripts/validate_dataset.py"

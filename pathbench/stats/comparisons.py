@@ -30,7 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from pathbench.io import write_json, write_text
-from pathbench.results_table import MODEL, PATHBENCH_ROWS, SIGNAL, TEXT, AlignedR
+from pathbench.reporting.results_table import MODEL, PATHBENCH_ROWS, SIGNAL, TEXT, AlignedR
 
 MIN_PAIRS = 2
 STAT_GROUPS: dict[str, tuple[str, ...]] = {

@@ -1,6 +1,6 @@
 """A small source-filter speech synthesiser for the demo corpus.
 
-The demo corpus (:mod:`pathbench.demo`) must carry *known* voice properties so that tests and
+The demo corpus (:mod:`pathbench.demo.corpus`) must carry *known* voice properties so that tests and
 the example benchmark can check that measures move the right way. A recording cannot give that
 ground truth; a synthesiser whose every knob is a number can. This module turns a text into a
 phonetic plan and renders it with a classic Klatt-style source-filter model:

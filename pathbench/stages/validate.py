@@ -1,67 +1,18 @@
-"""The validation stage: a dataset directory in, a manifest and a findings report out.
+"""Rules ``validate_dataset`` and ``validate_reference``: a Kaldi directory in, a manifest and a
+findings report out.
 
 Later stages never read Kaldi files again; they read the manifest, whose ``shard`` column
-splits the work into jobs of about ``shard_size`` utterances. One job per utterance would
-drown Snakemake in scheduling (2,000 trivial jobs took 232 s), one job per dataset would leave
-cores idle.
+splits the work into jobs of about ``shard_size`` utterances.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-
-from pathbench.dataset import Dataset, DatasetError, read_hashes, reference_overlap
-from pathbench.io import read_parquet, write_json, write_parquet
-
-MANIFEST_SCHEMA = pa.schema(
-    [
-        ("utt_id", pa.string()),
-        ("speaker_id", pa.string()),
-        ("recording_id", pa.string()),
-        ("group_id", pa.string()),
-        ("audio_path", pa.string()),
-        ("start", pa.float64()),
-        ("end", pa.float64()),
-        ("text", pa.string()),
-        ("text_clean", pa.string()),
-        ("gender", pa.string()),
-        ("language", pa.string()),
-        ("duration_s", pa.float64()),
-        ("sample_rate", pa.int32()),
-        ("channels", pa.int16()),
-        ("score", pa.float64()),
-        ("shard", pa.int32()),
-    ]
-)
-
-
-def count_utterances(dataset_dir: str | Path) -> int:
-    """Non-blank lines of utt2spk: the planning estimate of a dataset's size."""
-    with open(Path(dataset_dir) / "utt2spk", "rb") as handle:
-        return sum(1 for line in handle if line.strip())
-
-
-def shard_count(n_utterances: int, shard_size: int) -> int:
-    """Number of shards for ``n_utterances``; at least one so every stage has a job."""
-    return max(1, math.ceil(n_utterances / shard_size))
-
-
-def assign_shards(utt_ids: list[str], n_shards: int) -> np.ndarray:
-    """Shard of each utterance: contiguous, balanced blocks of the sorted ids.
-
-    Depends only on the set of ids, never on line order, so the same dataset always gives the
-    same shards.
-    """
-    order = np.argsort(np.asarray(utt_ids, dtype=object), kind="stable")
-    shards = np.empty(len(utt_ids), dtype=np.int32)
-    shards[order] = (np.arange(len(utt_ids)) * n_shards) // max(1, len(utt_ids))
-    return shards
+from pathbench.data.dataset import Dataset, DatasetError, read_hashes, reference_overlap
+from pathbench.data.manifest import MANIFEST_SCHEMA, assign_shards, load_manifest
+from pathbench.io import write_json, write_parquet
 
 
 def failed_report_path(report_path: str | Path) -> Path:
@@ -88,7 +39,7 @@ def validate_dataset(
 
     With ``test_manifest`` and ``test_directory`` the dataset is the reference set of that
     test dataset, and sharing recordings with it is an error (see
-    :func:`pathbench.dataset.reference_overlap`). When validation fails, the report goes to
+    :func:`pathbench.data.dataset.reference_overlap`). When validation fails, the report goes to
     :func:`failed_report_path` and the :class:`DatasetError` propagates.
     """
     settings: dict[str, Any] = {
@@ -154,11 +105,3 @@ def _report(
         "dropped_utterances": dropped,
         "findings": [f.as_dict() for f in findings],
     }
-
-
-def load_manifest(path: str | Path, shard: int | None = None) -> pd.DataFrame:
-    """The manifest, or one shard of it, in utt_id order."""
-    frame = read_parquet(path)
-    if shard is not None:
-        frame = frame[frame["shard"] == shard]
-    return frame.reset_index(drop=True)

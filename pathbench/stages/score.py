@@ -16,11 +16,11 @@ import pandas as pd
 import pyarrow as pa
 
 from pathbench import registry
+from pathbench.data.manifest import load_manifest
+from pathbench.data.references import index_by_text, select_references
 from pathbench.evaluator import Evaluator, Item, Score, Trimmer, contained, evaluate_all
 from pathbench.io import write_parquet
-from pathbench.manifest import load_manifest
-from pathbench.references import index_by_text, select_references
-from pathbench.trimming import StoredTrimmer
+from pathbench.trimming.stored import StoredTrimmer
 
 RAW, FA = "raw", "fa"
 _KEY_COLUMNS = [
@@ -163,7 +163,7 @@ def score_speakers(
     return frame
 
 
-def score_references(
+def score_reference(
     manifest_path: str | Path,
     reference_manifest_path: str | Path | None,
     shard: int,

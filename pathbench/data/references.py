@@ -2,7 +2,7 @@
 
 PathBench compares an utterance with other speakers saying the same (cleaned) text, in two
 flavours: ``control`` (same gender, control speakers only) and ``all`` (anyone else, gender
-ignored). The rule lives here once and serves both the :class:`~pathbench.dataset.Dataset`
+ignored). The rule lives here once and serves both the :class:`~pathbench.data.dataset.Dataset`
 API and the workflow, which works from manifests.
 """
 

@@ -4,7 +4,7 @@ PathBench correlates speaker-level values with speaker-level ratings, so each me
 mean over a speaker's utterances (NaN ignored). A speaker with no finite value keeps NaN for
 that metric, and how many such speakers each metric has is written to the report rather than
 left for the correlation stage to discover. The report also applies the correlation stage's
-common-speaker-set rule (:func:`pathbench.correlation.speaker_sets`) and names, per metric,
+common-speaker-set rule (:func:`pathbench.stats.correlation.speaker_sets`) and names, per metric,
 every speaker that will leave its correlation and the metric that removes it.
 """
 
@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from pathbench.correlation import DEFAULT_ALLOWLIST, speaker_sets
+from pathbench.data.manifest import load_manifest
 from pathbench.io import read_parquet, write_json, write_parquet
-from pathbench.manifest import load_manifest
+from pathbench.stats.correlation import DEFAULT_ALLOWLIST, speaker_sets
 
 SPEAKERS_SCHEMA = pa.schema(
     [

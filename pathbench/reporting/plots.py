@@ -24,14 +24,14 @@ from matplotlib.colors import Colormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from pathbench.correlation import CATEGORIES, DEFAULT_ALLOWLIST, analysis_speakers
 from pathbench.io import atomic_path
-from pathbench.results_table import (
+from pathbench.reporting.results_table import (
     AVERAGE_COLUMN,
     dataset_columns_of,
     require_file_names,
     sort_by_category,
 )
+from pathbench.stats.correlation import CATEGORIES, DEFAULT_ALLOWLIST, analysis_speakers
 
 DPI = 100
 SCATTER_SIZE = (5.0, 4.0)
@@ -161,7 +161,7 @@ def plot_aligned_bars(correlations: pd.DataFrame, path: str | Path, title: str) 
 
 
 def plot_results_heatmap(results_table: pd.DataFrame, path: str | Path) -> None:
-    """Heat map of a :func:`~pathbench.results_table.build_results_table` table.
+    """Heat map of a :func:`~pathbench.reporting.results_table.build_results_table` table.
 
     A diverging colour map centred on 0 and fixed to [-1, 1] makes colours comparable across
     runs and datasets; cells without a value are grey and every cell is annotated. Rows are

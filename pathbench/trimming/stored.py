@@ -3,23 +3,22 @@
 Alignment is the expensive part of trimming, so the workflow aligns each utterance once
 (rule ``fa_trim``) and stores boundaries, not audio; every trimmed evaluator variant then cuts
 the audio with :class:`StoredTrimmer`, which honours the same :class:`~pathbench.evaluator.
-Trimmer` interface as :class:`~pathbench.vad.FATrimmer`.
+Trimmer` interface as :class:`~pathbench.trimming.vad.FATrimmer`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
 from pathbench import SAMPLE_RATE
 from pathbench.audio import cut, load_shared
-from pathbench.io import read_parquet, write_parquet
-from pathbench.manifest import load_manifest
-from pathbench.vad import FATrimmer, TrimRecord, TrimResult
+from pathbench.data.manifest import load_manifest
+from pathbench.io import read_parquet
+from pathbench.trimming.vad import TrimRecord, TrimResult
 
 TRIM_SCHEMA = pa.schema(
     [
@@ -32,36 +31,6 @@ TRIM_SCHEMA = pa.schema(
         ("message", pa.string()),
     ]
 )
-
-
-def trim_shard(
-    manifest_path: str | Path,
-    shard: int | None,
-    output_path: str | Path,
-    settings: Mapping[str, Any],
-) -> pd.DataFrame:
-    """Find the speech span of every utterance of a shard (``None``: the whole manifest)."""
-    trimmer = FATrimmer.from_config(settings)
-    rows = []
-    for row in load_manifest(manifest_path, shard).itertuples(index=False):
-        # The raw transcription, not text_clean: the aligner spells words as its dictionary
-        # does, and cleaning drops the apostrophe of "don't" (dictionary word → OOV "dont").
-        record = trimmer.trim(row.audio_path, row.text, row.language, row.start, row.end).record
-        rows.append({"utt_id": row.utt_id, **_record_columns(record)})
-    frame = pd.DataFrame(rows, columns=TRIM_SCHEMA.names)
-    write_parquet(frame, output_path, TRIM_SCHEMA, ["utt_id"], dict(settings))
-    return frame
-
-
-def _record_columns(record: TrimRecord) -> dict[str, Any]:
-    return {
-        "backend": record.backend,
-        "status": record.status,
-        "trim_start_s": record.trim_start_s,
-        "trim_end_s": record.trim_end_s,
-        "n_words_aligned": record.n_words_aligned,
-        "message": record.message,
-    }
 
 
 class StoredTrimmer:

@@ -2,7 +2,7 @@
 
 The workflow needs data that anyone can generate offline, that is small enough for CI, and
 whose answer is known, so that tests can check that measures move the right way. Each speaker's
-voice is drawn from the seed and rendered by :mod:`pathbench.synth`; the exact parameters are
+voice is drawn from the seed and rendered by :mod:`pathbench.demo.synth`; the exact parameters are
 written to ``truth.json``.
 
 Layout (Kaldi directories, 16 kHz mono PCM-16)::
@@ -40,12 +40,9 @@ Every file is a pure function of the parameters: same seed, byte-identical corpu
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
-import sys
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -54,7 +51,7 @@ import numpy as np
 import soundfile as sf
 
 from pathbench import SAMPLE_RATE
-from pathbench.synth import Voice, plan_text, synthesize
+from pathbench.demo.synth import Voice, plan_text, synthesize
 
 SENTENCES = (
     "the cat sat on the mat",
@@ -429,7 +426,7 @@ def _normalise_texts(texts: Sequence[str]) -> list[str]:
     return cleaned
 
 
-def generate_corpus(
+def make_demo(
     out_dir: str | Path,
     *,
     seed: int = 20260101,
@@ -512,36 +509,3 @@ def _swap_into_place(staging: Path, out: Path) -> None:
     os.replace(out, retired)
     os.replace(staging, out)
     shutil.rmtree(retired)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pathbench.demo OUT``: generate a corpus and report its size and time."""
-    parser = argparse.ArgumentParser(
-        prog="python -m pathbench.demo", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--seed", type=int, default=20260101)
-    parser.add_argument("--n-pathological", type=int, default=8)
-    parser.add_argument("--n-control", type=int, default=6)
-    parser.add_argument("--n-utterances", type=int, default=8)
-    parser.add_argument("--word-mode", action="store_true")
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
-    generate_corpus(
-        args.out,
-        seed=args.seed,
-        n_pathological=args.n_pathological,
-        n_control=args.n_control,
-        n_utterances=args.n_utterances,
-        word_mode=args.word_mode,
-    )
-    counts = expected_utterances(args.n_pathological, args.n_control, args.n_utterances)
-    print(
-        f"{args.out}: {sum(counts)} utterances in {time.perf_counter() - started:.1f} s",
-        file=sys.stderr,
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,7 +8,8 @@ stores those boundaries once per utterance, and every measure reads the same tri
 Backends (``backend`` in the configuration):
 
 - ``pocketsphinx``: forced alignment of the transcription with PocketSphinx's US English model
-  (:mod:`pathbench.sphinx`); speech runs from the first to the last aligned word. English only.
+  (:mod:`pathbench.trimming.sphinx`); speech runs from the first to the last aligned word.
+  English only.
 - ``energy``: frame energy against thresholds set per utterance, relative to its loudest
   frames and to its background noise (:func:`energy_speech_span`); works for every language
   and needs no transcription.
@@ -52,7 +53,8 @@ from pathbench.audio import cut, load_audio
 from pathbench.neural import models as loading
 from pathbench.neural.ctc import forced_path
 from pathbench.neural.phonemes import for_vocabulary, phonemise
-from pathbench.sphinx import (
+from pathbench.status import OOV, NoScore
+from pathbench.trimming.sphinx import (
     AlignmentError,
     SphinxModels,
     align_words,
@@ -65,7 +67,6 @@ from pathbench.sphinx import (
     relative_score,
     to_pcm16,
 )
-from pathbench.status import OOV, NoScore
 
 AUTO, POCKETSPHINX, ENERGY, NONE, WAV2VEC2 = "auto", "pocketsphinx", "energy", "none", "wav2vec2"
 BACKENDS = (AUTO, POCKETSPHINX, ENERGY, NONE, WAV2VEC2)
@@ -263,8 +264,9 @@ class FATrimmer:
     PocketSphinx alignments. Forced alignment with wide beams aligns even a wrong
     transcription, so the trimmer also decodes the utterance with a free phone loop and
     compares, over the frames of the aligned words, how much worse the words fit than the best
-    free phones (:func:`pathbench.sphinx.relative_score`). Comparing with the free loop cancels
-    what noise does to both. Measured (espeak-ng sentences in white, pink and brown noise;
+    free phones (:func:`pathbench.trimming.sphinx.relative_score`). Comparing with the free
+    loop cancels what noise does to both. Measured (espeak-ng sentences in white, pink and
+    brown noise;
     pocketsphinx-testdata read speech): correct transcriptions -1.9 to -0.1 at 10-20 dB SNR,
     -2.7 to -0.6 at 0 dB, -0.2 to +0.5 for read speech; another sentence's transcription
     -2.5 at best (sentences sharing several words), usually -3 to -6. Hence -2.2. The loop pass

@@ -14,17 +14,17 @@ from typing import Any
 import pandas as pd
 
 from pathbench import registry
-from pathbench.comparisons import write_comparisons
-from pathbench.correlation import correlate_metrics, write_correlations
 from pathbench.io import read_parquet, write_text
-from pathbench.plots import plot_aligned_bars, plot_metric_scatters, plot_results_heatmap
-from pathbench.results_table import (
+from pathbench.reporting.plots import plot_aligned_bars, plot_metric_scatters, plot_results_heatmap
+from pathbench.reporting.results_table import (
     aligned_r,
     build_results_table,
     dataset_column,
     export_speaker_csvs,
     write_results_table,
 )
+from pathbench.stats.comparisons import write_comparisons
+from pathbench.stats.correlation import correlate_metrics, write_correlations
 
 
 def ground_truth_of(speakers: pd.DataFrame) -> pd.Series:
@@ -46,7 +46,7 @@ def metric_metadata(speakers: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def correlate_dataset(
+def correlate(
     speakers_path: str | Path,
     parquet_path: str | Path,
     csv_path: str | Path,
@@ -144,7 +144,7 @@ def plot_dataset(
     plot_aligned_bars(correlations, bars_path, f"{dataset}: sign-aligned Pearson r (95% CI)")
 
 
-def make_results_table(
+def results_table(
     correlation_paths: Mapping[str, str | Path],
     dataset_settings: Mapping[str, Mapping[str, str]],
     out_dir: str | Path,
@@ -167,7 +167,7 @@ def make_results_table(
     return table
 
 
-def export_speakers(speakers_path: str | Path, out_dir: str | Path) -> None:
+def export_speaker_csv(speakers_path: str | Path, out_dir: str | Path) -> None:
     """Per-metric ``speaker_id,score`` CSVs in PathBench's external-predictor format."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     export_speaker_csvs(read_parquet(speakers_path), out_dir)

@@ -18,6 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pathbench import SAMPLE_RATE
+from pathbench.audio import load_shared
+from pathbench.data.manifest import load_manifest
+from pathbench.evaluator import trimmed_audio
 from pathbench.io import read_parquet, write_json, write_parquet, write_text
 from pathbench.openset.evaluate import (
     COUNTS_SCHEMA,
@@ -27,10 +31,13 @@ from pathbench.openset.evaluate import (
     score_held_out,
     select,
 )
+from pathbench.openset.features import FEATURE_SCHEMA, utterance_features
 from pathbench.openset.folds import build_folds, build_tuning_folds, fold_from_dict, fold_to_dict
 from pathbench.openset.schema import FEATURE_NAMES, SCHEMA_ID
 from pathbench.openset.types import AggregateMetrics, ModelConfig, OpenSetDataset, OpenSetFold
-from pathbench.plots import plot_openset_rates
+from pathbench.reporting.plots import plot_openset_rates
+from pathbench.stages.score import items_from_manifest
+from pathbench.trimming.stored import StoredTrimmer
 
 RATES = (
     "known_identification_rate",
@@ -68,7 +75,7 @@ def _read_json(path: str | Path) -> dict[str, Any]:
     return json.loads(Path(path).read_text())
 
 
-def make_folds(
+def openset_folds(
     feature_paths: Sequence[str | Path],
     output_path: str | Path,
     *,
@@ -176,7 +183,7 @@ def heldout_score(
     return metrics
 
 
-def summarize(
+def openset_summary(
     folds_path: str | Path,
     heldout_paths: Sequence[str | Path],
     json_path: str | Path,
@@ -218,3 +225,41 @@ def summarize(
     write_text(table.to_csv(index=False, float_format="%.10g", lineterminator="\n"), csv_path)
     plot_openset_rates(table, plot_path)
     return summary
+
+
+def openset_features(
+    manifest_path: str | Path,
+    shard: int,
+    output_path: str | Path,
+    trim_paths: Sequence[str | Path] = (),
+) -> pd.DataFrame:
+    """Feature rows of one shard, on FA-trimmed audio when trim tables are given.
+
+    A failed trim falls back to the plain load, exactly as for the trimmed evaluators.
+    """
+    manifest = load_manifest(manifest_path, shard)
+    trimmer = StoredTrimmer.from_files([manifest_path], trim_paths) if trim_paths else None
+    rows = []
+    for item, group in zip(items_from_manifest(manifest), manifest["group_id"], strict=True):
+        audio = (
+            trimmed_audio(trimmer, item)[0]
+            if trimmer is not None
+            else load_shared(item.audio_path, item.start, item.end)
+        )
+        rows.append(
+            {
+                "utt_id": item.utt_id,
+                "speaker_id": item.speaker_id,
+                "group_id": group,
+                **utterance_features(np.asarray(audio), SAMPLE_RATE),
+            }
+        )
+    frame = pd.DataFrame(rows, columns=FEATURE_SCHEMA.names)
+    write_parquet(
+        frame,
+        output_path,
+        FEATURE_SCHEMA,
+        ["utt_id"],
+        {"schema": SCHEMA_ID, "trimmed": bool(trim_paths)},
+    )
+    return frame

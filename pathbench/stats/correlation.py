@@ -34,8 +34,8 @@ import pandas as pd
 import pyarrow as pa
 from scipy import stats
 
+from pathbench.data.kaldi import Finding, read_table
 from pathbench.io import write_parquet
-from pathbench.kaldi import Finding, read_table
 
 CATEGORIES: tuple[str, ...] = (
     "reference-free signal",

@@ -47,8 +47,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from pathbench.correlation import CATEGORIES
 from pathbench.io import write_parquet, write_text
+from pathbench.stats.correlation import CATEGORIES
 
 AVERAGE_COLUMN = "Avg"
 COUNT_COLUMN = "n_datasets"

@@ -1,9 +1,10 @@
 """Kaldi-style dataset directories: loading, validation and reference matching.
 
 A dataset is checked completely before any scoring starts. Every defect becomes a
-:class:`~pathbench.kaldi.Finding` naming file, line, value and fix; with ``on_error="fail"`` any
-error stops the run listing all of them, with ``on_error="drop"`` only the utterances a defect
-touches are removed, and each removal is listed. Nothing disappears silently.
+:class:`~pathbench.data.kaldi.Finding` naming file, line, value and fix; with
+``on_error="fail"`` any error stops the run listing all of them, with ``on_error="drop"`` only
+the utterances a defect touches are removed, and each removal is listed. Nothing disappears
+silently.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ import pandas as pd
 import soundfile as sf
 
 from pathbench import SAMPLE_RATE
-from pathbench.kaldi import Finding, Table, read_lines, read_table
-from pathbench.references import (
+from pathbench.data.kaldi import Finding, Table, read_lines, read_table
+from pathbench.data.references import (
     REFERENCE_TYPES,
     Recording,
     ReferenceAudio,
@@ -31,8 +32,8 @@ from pathbench.references import (
     select_references,
     shared_recordings,
 )
+from pathbench.data.wavcheck import wav_truncation
 from pathbench.text import clean_text
-from pathbench.wavcheck import wav_truncation
 
 REQUIRED_FILES = ("wav.scp", "text", "utt2spk", "spk2score", "language")
 """``spk2gender`` is optional: PathBench's YouTube set has none (see :meth:`Dataset._genders`)."""
@@ -831,7 +832,7 @@ class Dataset:
             yield utt.utt_id, utt.audio_path, utt.text, refs, utt.start, utt.end
 
     def references(self, utt_id: str, kind: str) -> list[ReferenceAudio]:
-        """References of ``utt_id``: see :func:`pathbench.references.select_references`."""
+        """References of ``utt_id``: see :func:`pathbench.data.references.select_references`."""
         reference = self.reference._index() if self.reference is not None else {}
         return select_references(self.utterances[utt_id], self._index(), reference, kind)
 

@@ -1,0 +1,1 @@
+"""The embedded demo corpus: source-filter synthesis of speakers with known voice properties."""

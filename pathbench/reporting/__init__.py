@@ -1,0 +1,1 @@
+"""What a user reads: the results table, speaker CSVs and plots."""

@@ -1,0 +1,1 @@
+"""Statistics on speaker scores: correlation with the ground truth and Wilcoxon comparisons."""
