@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import parselmouth
 import pytest
+import scipy.fft
 from parselmouth.praat import call
 
 from pathbench import SAMPLE_RATE
@@ -155,6 +156,28 @@ def test_cpp_matches_frame_by_frame_definition(name):
 def test_cpp_frames_cover_chunk_boundaries():
     audio = voice(12.0, aspiration=0.3)  # > 1000 frames: several processing blocks
     assert cpp(audio, SAMPLE_RATE) == pytest.approx(cpp_by_loop(audio), rel=1e-9)
+
+
+def test_rader_spectrum_equals_the_641_point_fft():
+    """Rader's permuted Hartley correlation gives |FFT| of every frame at every bin: bins
+    3^-q (mod 641) for q < 320, which are one of each pair k, 641 - k, and bin 0."""
+    tables = pathbench_cpp._rader_tables()
+    assert sorted(tables.bins) == list(range(1, 641))
+    audio = signal("BLUE_english32")
+    starts = np.array([0, 1000, audio.size - 641])
+    frames, first = pathbench_cpp._permuted_frames(
+        audio, starts, tables.bins, tables.permuted_window
+    )
+    spectrum = scipy.fft.rfft(frames, axis=1) * tables.hartley
+    correlation = scipy.fft.irfft(spectrum, 640, axis=1)
+    magnitudes, at_zero = pathbench_cpp._magnitudes(
+        correlation, frames, first, tables.window_at_zero
+    )
+    direct = np.abs(np.fft.fft(audio[starts[:, None] + np.arange(641)] * np.hanning(643)[1:-1]))
+    inverse_bins = [pow(3, (640 - q) % 640, 641) for q in range(320)]
+    scale = direct.max()
+    np.testing.assert_allclose(magnitudes, direct[:, inverse_bins], rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(at_zero, direct[:, 0], rtol=0, atol=1e-12 * scale)
 
 
 def test_cpps_is_independent_of_processing_blocks(monkeypatch):
