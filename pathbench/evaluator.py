@@ -6,9 +6,12 @@ Each abstract class below turns one :class:`Item` (everything the workflow knows
 utterance) into exactly the arguments its ``score`` method takes; that conversion, in each
 class's ``evaluate``, is the only dispatch on evaluator kinds in the code base.
 
-Trimming is a decorator: :class:`TrimmedReferenceFreeEvaluator` and the speaker-level wrappers
-present the text-aware interface, cut the audio with a trimmer, and hand the inner evaluator
-nothing but audio. Evaluators never know whether their input was trimmed.
+Trimming is a decorator, and the scoring stage is what applies it: for the ``fa`` variant it
+calls ``evaluator.trimmed(trimmer)``, which returns a wrapper
+(:class:`TrimmedReferenceFreeEvaluator`, :class:`TrimmedReferenceFreeSpeakerEvaluator`, or an
+evaluator's own where the measure needs more than the trimmed test audio) that cuts the audio
+with the trimmer and hands it to the inner evaluator. Evaluators never know whether their
+input was trimmed, and no variant is registered as an evaluator of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import numpy as np
 from pathbench import SAMPLE_RATE
 from pathbench.audio import load_shared
 from pathbench.data.references import ReferenceAudio
-from pathbench.status import ERROR, OK, UNSUPPORTED_LANGUAGE, NoScore
+from pathbench.status import ERROR, GOOD_TRIMS, OK, UNSUPPORTED_LANGUAGE, NoScore
 
 
 @dataclass(frozen=True)
@@ -112,11 +115,13 @@ class Evaluator(ABC):
     level: ClassVar[str] = "utterance"
     category: ClassVar[str]
     trimmable: ClassVar[bool] = False
-    """Whether an ``fa`` (forced-alignment trimmed) variant makes sense for this measure."""
-    variant: ClassVar[str] = "raw"
-    """``fa`` for evaluators that trim internally (``p_estoi_fa``, ``nad_fa``)."""
+    """Whether the ``fa`` (forced-alignment-trimmed) variant makes sense for this measure, i.e.
+    whether :meth:`trimmed` returns a wrapper."""
     context_options: ClassVar[tuple[str, ...]] = ()
     """Constructor options the workflow fills in itself (e.g. ``dataset_dir``)."""
+    shared_tracks: ClassVar[tuple[str, ...]] = ()
+    """Names of the shared analysis tracks (:mod:`pathbench.tracks`) the measure reads; the
+    workflow gives its jobs those tracks' files so the analyses run once per shard."""
 
     @classmethod
     def preflight(cls, options: dict[str, Any]) -> None:
@@ -132,6 +137,12 @@ class Evaluator(ABC):
         """Whether a job of this evaluator with ``options`` runs a neural model (the rules'
         ``gpu`` resource); signal measures do not."""
         return False
+
+    @classmethod
+    def uses_tracks(cls, options: dict[str, Any]) -> tuple[str, ...]:
+        """The shared tracks a job of this evaluator with ``options`` reads (default:
+        :attr:`shared_tracks`)."""
+        return cls.shared_tracks
 
     def supports(self, language: str) -> bool:
         return self.languages is None or language in self.languages
@@ -149,7 +160,8 @@ class Evaluator(ABC):
         raise TypeError(f"{self.name} scores utterances, not speakers")
 
     def trimmed(self, trimmer: Trimmer) -> Evaluator:
-        """This evaluator reading forced-alignment-trimmed audio (the ``fa`` variant)."""
+        """This evaluator reading forced-alignment-trimmed audio: how the scoring stage applies
+        the ``fa`` variant. Trimmable evaluators (``trimmable = True``) override it."""
         raise TypeError(f"{self.name} has no trimmed variant")
 
     def _language_gate(self, language: str) -> Score | None:
@@ -302,15 +314,8 @@ class LanguageAwareSpeakerEvaluator(ReferenceFreeSpeakerEvaluator):
         self._speaker_gender = items[0].gender if items else ""
         return guarded(lambda: self._score_audio_list(audios, language))
 
-    def trimmed(self, trimmer: Trimmer) -> Evaluator:
-        return TrimmedLanguageAwareSpeakerEvaluator(self, trimmer)
-
 
 # ------------------------------------------------------------------------- trimming wrappers
-GOOD_TRIMS = frozenset({"aligned", "energy"})
-"""Trim statuses that mean the boundaries came from speech detection, not a fallback."""
-
-
 class TrimOutcome(Protocol):
     """What a trimmer returns: the (possibly untrimmed) audio and a record with a status."""
 
@@ -371,24 +376,22 @@ class TrimmedReferenceFreeEvaluator(ReferenceTxtEvaluator):
         return self.inner.score_loaded(trimmed_audio(self.trimmer, item)[0])
 
 
-class TrimmedReferenceFreeSpeakerEvaluator(ReferenceFreeSpeakerEvaluator):
-    """The trimming decorator for speaker-level evaluators."""
+class TrimmedReferenceFreeSpeakerEvaluator(Evaluator):
+    """The trimming decorator for speaker-level evaluators, language-aware ones included: the
+    language (and gender) reach the inner evaluator through its own ``score_loaded``, which
+    reads them from the items."""
+
+    level = "speaker"
+    category = "reference-free speaker"
 
     def __init__(self, inner: ReferenceFreeSpeakerEvaluator, trimmer: Trimmer) -> None:
         self.inner, self.trimmer = inner, trimmer
         self.name, self.direction = inner.name, inner.direction
-
-    def _score_audio_list(self, audios: list[np.ndarray]) -> float:
-        raise TypeError("the trimming wrapper delegates scoring to its inner evaluator")
 
     def evaluate_speaker(self, items: Sequence[Item]) -> Score:
         audios = [trimmed_audio(self.trimmer, item)[0] for item in items]
         return self.inner.score_loaded(audios, items)
 
 
-class TrimmedLanguageAwareSpeakerEvaluator(TrimmedReferenceFreeSpeakerEvaluator):
-    """The same decorator for language-aware speaker evaluators; the language reaches the
-    inner evaluator through its own ``score_loaded``, which reads it from the items."""
-
-    def __init__(self, inner: LanguageAwareSpeakerEvaluator, trimmer: Trimmer) -> None:
-        super().__init__(inner, trimmer)
+TrimmedLanguageAwareSpeakerEvaluator = TrimmedReferenceFreeSpeakerEvaluator
+"""The seed's name for the wrapper of language-aware speaker evaluators: the same class."""

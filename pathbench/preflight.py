@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pathbench import registry
+from pathbench.metric import FA, MetricKey
 
 
 class ConfigError(ValueError):
@@ -41,13 +42,26 @@ def _evaluator_problems(config: Mapping[str, Any]) -> list[str]:
     if not config["evaluators"]:
         problems.append("evaluators: the list is empty; name at least one evaluator")
     known = set(registry.names())
+    # Names of fa metrics, which configs listed as evaluators before variants applied to all.
+    fa_names = {MetricKey(name, FA).name: name for name in known}
+    variant_of = {fa: name for fa, name in fa_names.items() if fa not in known}
     for name in config["evaluators"]:
-        if name not in known:
+        if name in variant_of:
+            problems.append(
+                f"evaluators: {name!r} is the fa variant of {variant_of[name]!r}, not an "
+                f"evaluator; list {variant_of[name]!r} and keep fa in variants (e.g. [raw, fa])"
+            )
+        elif name not in known:
             problems.append(
                 f"evaluators: unknown evaluator {name!r}; installed: {', '.join(sorted(known))}"
             )
     for name, options in sorted(config["evaluator_options"].items()):
-        if name not in known:
+        if name in variant_of:
+            problems.append(
+                f"evaluator_options.{name}: the fa variant takes the options of "
+                f"{variant_of[name]!r}; move them to evaluator_options.{variant_of[name]}"
+            )
+        elif name not in known:
             problems.append(
                 f"evaluator_options.{name}: no evaluator is called {name!r}; "
                 "fix the name or remove the entry"
@@ -57,6 +71,12 @@ def _evaluator_problems(config: Mapping[str, Any]) -> list[str]:
     for name in config["evaluators"]:
         if name in known and name not in config["evaluator_options"]:
             problems += _option_problems(name, {})
+    for name in config.get("correlation", {}).get("allowlist", ()):
+        if name not in known:
+            problems.append(
+                f"correlation.allowlist: {name!r} is not an evaluator; the allowlist names "
+                "evaluators, and covers all their variants and reference sets"
+            )
     return problems
 
 

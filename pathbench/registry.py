@@ -39,8 +39,6 @@ _BUILTIN: tuple[type[Evaluator], ...] = (
     reference.PEstoiEvaluator,
     reference.PStoiEvaluator,
     reference.NADEvaluator,
-    reference.PEstoiTrimmedEvaluator,
-    reference.TrimmedNADEvaluator,
     lookup.Spk2AgeEvaluator,
     neural.ArtPEvaluator,
     neural.ConfidenceEvaluator,
@@ -65,7 +63,6 @@ class EvaluatorInfo:
     level: str
     category: str
     trimmable: bool
-    variant: str
     source: str
 
     def as_dict(self) -> dict[str, Any]:
@@ -79,7 +76,6 @@ class EvaluatorInfo:
             "level": self.level,
             "category": self.category,
             "trimmable": self.trimmable,
-            "variant": self.variant,
             "source": self.source,
         }
 
@@ -104,7 +100,6 @@ def _info(cls: type[Evaluator], source: str) -> EvaluatorInfo:
         level=cls.level,
         category=cls.category,
         trimmable=cls.trimmable,
-        variant=cls.variant,
         source=source,
     )
 

@@ -2,6 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
+from pathbench import tracks
 from pathbench.stages.score import score_reference
 
 score_reference(
@@ -12,5 +13,8 @@ score_reference(
     snakemake.wildcards.reftype,
     snakemake.output[0],
     options=snakemake.params.options,
+    variant=snakemake.wildcards.variant,
     trim_paths=list(snakemake.input.trims),
+    track_paths=list(snakemake.input.tracks),
 )
+print(tracks.summary(), file=sys.stderr)

@@ -8,13 +8,14 @@ import numpy as np
 import pandas as pd
 
 from pathbench.io import write_parquet
+from pathbench.metric import FA, MetricKey
 from pathbench.stages.aggregate import aggregate_speakers
 from pathbench.stages.score import SCORE_SCHEMA
 
 SPEAKERS = {"A": 10.0, "B": 30.0, "C": 50.0, "D": 70.0, "E": 90.0, "K": np.nan}
 
 
-def _write_inputs(tmp_path, scores: dict[str, dict[str, float]]):
+def _write_inputs(tmp_path, scores: dict[MetricKey, dict[str, float]]):
     manifest = pd.DataFrame(
         {
             "utt_id": [f"{s}_1" for s in SPEAKERS],
@@ -27,9 +28,9 @@ def _write_inputs(tmp_path, scores: dict[str, dict[str, float]]):
         {
             "utt_id": f"{speaker}_1",
             "speaker_id": speaker,
-            "metric": metric,
-            "evaluator": metric.removesuffix("_fa"),
-            "variant": "fa" if metric.endswith("_fa") else "raw",
+            "metric": metric.name,
+            "evaluator": metric.evaluator,
+            "variant": metric.variant,
             "score": value,
             "status": "ok" if np.isfinite(value) else "no_references",
             "message": "",
@@ -46,10 +47,17 @@ def test_report_names_excluded_speakers_and_the_metric_that_removed_them(tmp_pat
     manifest, scores = _write_inputs(
         tmp_path,
         {
-            "cpp": {"A": 1.0, "B": 2.0, "C": 2.5, "D": 4.0, "E": 4.5, "K": 3.0},
-            "vsa": {"A": 1.0, "B": np.nan, "C": 2.0, "D": 3.0, "E": 5.0, "K": 1.0},
+            MetricKey("cpp"): {"A": 1.0, "B": 2.0, "C": 2.5, "D": 4.0, "E": 4.5, "K": 3.0},
+            MetricKey("vsa"): {"A": 1.0, "B": np.nan, "C": 2.0, "D": 3.0, "E": 5.0, "K": 1.0},
             # 0.0 for a failed trim and NaN elsewhere: constant, so it removes nobody
-            "p_estoi_fa": {"A": 0.0, "B": 0.0, "C": 0.0, "D": np.nan, "E": np.nan, "K": 0.0},
+            MetricKey("p_estoi", FA): {
+                "A": 0.0,
+                "B": 0.0,
+                "C": 0.0,
+                "D": np.nan,
+                "E": np.nan,
+                "K": 0.0,
+            },
         },
     )
     aggregate_speakers(

@@ -11,10 +11,10 @@ import pytest
 from scipy import stats
 
 from pathbench.io import read_parquet
+from pathbench.metric import FA, MetricKey
 from pathbench.stats.correlation import (
     CORRELATION_COLUMNS,
     analysis_speakers,
-    base_metric,
     bootstrap_pearson_ci,
     correlate_metrics,
     correlate_predictions,
@@ -35,14 +35,16 @@ NOISY = pd.Series(
 )
 
 
-def long_table(values: dict[str, dict[str, float]]) -> pd.DataFrame:
-    """The workflow's long speakers table from ``{metric: {speaker: value}}``."""
+def long_table(values: dict[str | MetricKey, dict[str, float]]) -> pd.DataFrame:
+    """The workflow's long speakers table from ``{metric: {speaker: value}}``; a metric given
+    by name is the raw variant of the evaluator of that name."""
+    keys = {key: key if isinstance(key, MetricKey) else MetricKey(key) for key in values}
     rows = [
-        (speaker, metric, value)
-        for metric, by_speaker in values.items()
+        (speaker, keys[key].name, keys[key].evaluator, value)
+        for key, by_speaker in values.items()
         for speaker, value in by_speaker.items()
     ]
-    return pd.DataFrame(rows, columns=["speaker_id", "metric", "value"])
+    return pd.DataFrame(rows, columns=["speaker_id", "metric", "evaluator", "value"])
 
 
 def metadata(*metrics: str, direction: int = 1) -> pd.DataFrame:
@@ -167,18 +169,26 @@ def test_duplicate_speakers_and_infinite_values_are_rejected() -> None:
         correlate_predictions(NOISY.replace(NOISY["S02"], np.inf), TRUTH)
 
 
-@pytest.mark.parametrize(
-    ("name", "base"),
-    [
-        ("wada_snr_fa", "wada_snr"),
-        ("p_estoi_fa_control", "p_estoi"),
-        ("nad_all", "nad"),
-        ("spk2age", "spk2age"),
-        ("_fa", "_fa"),
-    ],
-)
-def test_base_metric_strips_variant_suffixes(name: str, base: str) -> None:
-    assert base_metric(name) == base
+def test_the_allowlist_names_evaluators_read_from_the_evaluator_column() -> None:
+    """Every variant and reference set of an allowlisted evaluator is allowlisted, known from
+    the evaluator column; a name is never parsed, so without that column (a hand-made table)
+    ``wada_snr_fa`` is a metric of its own and not allowlisted."""
+    partial = {**NOISY.to_dict(), "S03": np.nan}
+    values = {
+        "cpp": NOISY.to_dict(),
+        MetricKey("wada_snr", FA): partial,
+        MetricKey("p_estoi", FA, "all"): partial,
+    }
+    sets = speaker_sets(long_table(values), TRUTH, allowlist=("wada_snr", "p_estoi"))
+    assert sets.constraining == ["cpp"]
+    assert set(sets.not_constraining) == {"wada_snr_fa", "p_estoi_fa_all"}
+    assert sets.used["cpp"] == SPEAKERS
+    unnamed = long_table(values).drop(columns="evaluator")
+    assert speaker_sets(unnamed, TRUTH, allowlist=("wada_snr",)).constraining == [
+        "cpp",
+        "p_estoi_fa_all",
+        "wada_snr_fa",
+    ]
 
 
 def coverage_table() -> pd.DataFrame:
@@ -188,7 +198,7 @@ def coverage_table() -> pd.DataFrame:
         {
             "cpp": {**full, "S01": np.nan, "C01": 3.0},
             "per": {k: v for k, v in full.items() if k != "S02"},
-            "wada_snr_fa": {**full, "S03": np.nan, "S04": np.nan},
+            MetricKey("wada_snr", FA): {**full, "S03": np.nan, "S04": np.nan},
             "spk2age": {k: v for k, v in full.items() if k != "S05"},
         }
     )

@@ -99,6 +99,34 @@ def test_options_are_checked_against_the_constructor(data):
     ]
 
 
+def test_fa_evaluator_names_of_old_configs_say_how_to_get_the_variant(data):
+    """p_estoi_fa and nad_fa are the fa variant of p_estoi and nad, applied by the scoring
+    stage; a config that still lists them as evaluators is stopped with the fix."""
+    config = config_for(
+        data,
+        evaluators=["p_estoi_fa", "nad_fa", "cpp_fa"],
+        evaluator_options={"nad_fa": {"features": "mfcc"}},
+    )
+    assert problems(config) == [
+        "evaluators: 'p_estoi_fa' is the fa variant of 'p_estoi', not an evaluator; "
+        "list 'p_estoi' and keep fa in variants (e.g. [raw, fa])",
+        "evaluators: 'nad_fa' is the fa variant of 'nad', not an evaluator; "
+        "list 'nad' and keep fa in variants (e.g. [raw, fa])",
+        "evaluators: 'cpp_fa' is the fa variant of 'cpp', not an evaluator; "
+        "list 'cpp' and keep fa in variants (e.g. [raw, fa])",
+        "evaluator_options.nad_fa: the fa variant takes the options of 'nad'; "
+        "move them to evaluator_options.nad",
+    ]
+
+
+def test_the_allowlist_names_evaluators(data):
+    config = config_for(data, correlation={"allowlist": ["wada_snr", "wada_snr_fa"]})
+    assert problems(config) == [
+        "correlation.allowlist: 'wada_snr_fa' is not an evaluator; the allowlist names "
+        "evaluators, and covers all their variants and reference sets"
+    ]
+
+
 def test_dataset_directories_must_exist_and_be_directories(data, tmp_path):
     datasets = {
         "gone": {"path": str(tmp_path / "nowhere")},

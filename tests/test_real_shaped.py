@@ -64,10 +64,8 @@ CONFIG = {
         "sphinx_wer",
         "p_estoi",
         "nad",
-        "p_estoi_fa",
-        "nad_fa",
     ],
-    "evaluator_options": {"nad": {"features": "mfcc"}, "nad_fa": {"features": "mfcc"}},
+    "evaluator_options": {"nad": {"features": "mfcc"}},
     "variants": ["raw", "fa"],
     "shard_size": 16,
 }

@@ -12,7 +12,6 @@ from pathbench import SAMPLE_RATE, registry
 from pathbench.audio import load_audio, load_shared
 from pathbench.data.manifest import load_manifest
 from pathbench.evaluator import Item
-from pathbench.evaluators.reference import PEstoiTrimmedEvaluator, TrimmedNADEvaluator
 from pathbench.io import read_parquet
 from pathbench.measures import nad
 from pathbench.measures.cepstral import cpp
@@ -155,9 +154,10 @@ def test_nad_fa_falls_back_for_the_whole_group(group):
         language="en",
         reference_audios=references,
     )
-    good = TrimmedNADEvaluator(FakeTrims(set()), features="mfcc").evaluate(Item(**item))
+    nad_fa = registry.create("nad", features="mfcc").trimmed
+    good = nad_fa(FakeTrims(set())).evaluate(Item(**item))
     assert good.status == "ok" and good.value == pytest.approx(_nad_of(group, trimmed=True))
-    fallback = TrimmedNADEvaluator(FakeTrims({refs[1]}), features="mfcc").evaluate(Item(**item))
+    fallback = nad_fa(FakeTrims({refs[1]})).evaluate(Item(**item))
     assert fallback.value == pytest.approx(_nad_of(group, trimmed=False))
     assert "group fallback" in fallback.message and "u2" in fallback.message
     assert fallback.value != pytest.approx(good.value)
@@ -167,13 +167,14 @@ def test_p_estoi_fa_drops_references_whose_trim_failed(group):
     test, *refs = group
     references = tuple((p, 0.0, -1.0) for p in refs)
     item = Item("t", test, transcription=SENTENCES[0], language="en", reference_audios=references)
-    full = PEstoiTrimmedEvaluator(FakeTrims(set())).evaluate(item)
-    dropped = PEstoiTrimmedEvaluator(FakeTrims({refs[0]})).evaluate(item)
+    p_estoi_fa = registry.create("p_estoi").trimmed
+    full = p_estoi_fa(FakeTrims(set())).evaluate(item)
+    dropped = p_estoi_fa(FakeTrims({refs[0]})).evaluate(item)
     assert full.status == dropped.status == "ok" and "1 reference(s) dropped" in dropped.message
     assert dropped.value != pytest.approx(full.value)
-    two_dropped = PEstoiTrimmedEvaluator(FakeTrims({refs[0], refs[1]})).evaluate(item)
+    two_dropped = p_estoi_fa(FakeTrims({refs[0], refs[1]})).evaluate(item)
     assert two_dropped.status == "too_few_references" and two_dropped.value is None
-    failed_test = PEstoiTrimmedEvaluator(FakeTrims({test})).evaluate(item)
+    failed_test = p_estoi_fa(FakeTrims({test})).evaluate(item)
     assert (failed_test.value, failed_test.status) == (0.0, "trim_failed")
 
 
@@ -208,7 +209,7 @@ def test_non_english_rows_are_unsupported_for_text_measures(tmp_path):
 def test_p_estoi_fa_without_references_is_nan_even_when_the_test_trim_failed(group):
     item = Item("t", group[0], transcription=SENTENCES[0], language="en", reference_audios=())
     for failing in (set(), {group[0]}):
-        score = PEstoiTrimmedEvaluator(FakeTrims(failing)).evaluate(item)
+        score = registry.create("p_estoi").trimmed(FakeTrims(failing)).evaluate(item)
         assert (score.value, score.status) == (None, "no_references"), failing
 
 

@@ -1,5 +1,9 @@
 """Reference-audio measures: the test utterance against healthy speakers saying the same text.
 
+Their ``fa`` variant trims the references as well as the test utterance, so each measure has
+its own trimming wrapper (``evaluator.trimmed(trimmer)``, applied by the scoring stage), with
+the rule its measure needs for references whose trim failed.
+
 Many test utterances share the same references (same text, same gender), so features of each
 reference recording, and P-ESTOI templates of each reference set, are cached for the lifetime
 of the evaluator, which is one workflow job: each reference is decoded at most once per job.
@@ -15,6 +19,7 @@ import numpy as np
 from pathbench.audio import load_shared
 from pathbench.data.references import ReferenceAudio
 from pathbench.evaluator import (
+    Evaluator,
     Item,
     ReferenceAudioEvaluator,
     ReferenceTxtAndAudioEvaluator,
@@ -23,9 +28,13 @@ from pathbench.evaluator import (
     guarded,
     trimmed_audio,
 )
-from pathbench.measures import nad, pestoi
+from pathbench.lazy import lazy_module
 from pathbench.neural import models as loading
-from pathbench.status import NO_REFERENCES, NoScore
+from pathbench.status import NO_REFERENCES, TRIM_FAILED, NoScore
+
+# Loaded when a job first scores with them (librosa, numba), not when the class is read.
+nad = lazy_module("pathbench.measures.nad")
+pestoi = lazy_module("pathbench.measures.pestoi")
 
 FeatureFn = Callable[[np.ndarray], np.ndarray]
 
@@ -58,9 +67,10 @@ class PEstoiEvaluator(ReferenceAudioEvaluator):
     """P-ESTOI (PathBench): ESTOI against a DTW-averaged template of the references."""
 
     name = "p_estoi"
+    shared_tracks = ("pestoi_envelopes",)
     unit = "0-1"
     pathbench_compatible = True
-    _compare: Callable[[np.ndarray, np.ndarray], float] = staticmethod(pestoi.p_estoi)
+    trimmable = True
 
     def __init__(self) -> None:
         self._features = _FeatureCache(pestoi.pestoi_features)
@@ -76,6 +86,9 @@ class PEstoiEvaluator(ReferenceAudioEvaluator):
         template = self._template(keys, audios)
         return self._compare(pestoi.pestoi_features(test), template)
 
+    def _compare(self, test: np.ndarray, template: np.ndarray) -> float:
+        return pestoi.p_estoi(test, template)
+
     def score(self, utt_id, audio_path, start, end, reference_audios) -> Score:
         def compute() -> float:
             _require(reference_audios)
@@ -86,12 +99,17 @@ class PEstoiEvaluator(ReferenceAudioEvaluator):
 
         return guarded(compute)
 
+    def trimmed(self, trimmer: Trimmer) -> Evaluator:
+        return TrimmedPEstoiEvaluator(self, trimmer)
+
 
 class PStoiEvaluator(PEstoiEvaluator):
     """P-STOI: the STOI flavour of the same comparison (reported beside P-ESTOI)."""
 
     name = "p_stoi"
-    _compare = staticmethod(pestoi.p_stoi)
+
+    def _compare(self, test: np.ndarray, template: np.ndarray) -> float:
+        return pestoi.p_stoi(test, template)
 
 
 def _nad_model_dir(name: str, features: str, model: str) -> str | None:
@@ -110,19 +128,23 @@ class NADEvaluator(ReferenceAudioEvaluator):
 
     Features are wav2vec2 hidden layer 10 by default (PathBench's NAD, facebook/wav2vec2-large,
     a local directory or the local Hugging Face cache) or MFCCs (``features: mfcc``, no model).
+    ``layer=None`` is :data:`pathbench.measures.nad.WAV2VEC2_LAYER` (10), read when the
+    evaluator is built so that reading the class does not load the measure.
     """
 
     name = "nad"
     direction = -1
     unit = "distance"
+    trimmable = True
 
     def __init__(
         self,
         features: str = "wav2vec2",
         model: str = loading.NAD_MODEL,
-        layer: int = nad.WAV2VEC2_LAYER,
+        layer: int | None = None,
     ) -> None:
         model_dir = _nad_model_dir(self.name, features, model)
+        layer = nad.WAV2VEC2_LAYER if layer is None else layer
         self._extract: FeatureFn = lambda audio: nad.nad_features(
             audio, kind=features, model_dir=model_dir, layer=layer
         )
@@ -131,6 +153,11 @@ class NADEvaluator(ReferenceAudioEvaluator):
     @classmethod
     def uses_gpu(cls, options: dict) -> bool:
         return options.get("features", "wav2vec2") == "wav2vec2"
+
+    @classmethod
+    def uses_tracks(cls, options: dict) -> tuple[str, ...]:
+        """MFCC features are the shared track ``nad_mfcc``; wav2vec2 features are not shared."""
+        return ("nad_mfcc",) if options.get("features", "wav2vec2") == "mfcc" else ()
 
     @classmethod
     def preflight(cls, options: dict) -> None:
@@ -156,6 +183,9 @@ class NADEvaluator(ReferenceAudioEvaluator):
 
         return guarded(compute)
 
+    def trimmed(self, trimmer: Trimmer) -> Evaluator:
+        return TrimmedNADEvaluator(self, trimmer)
+
 
 def _reference_items(
     references: Sequence[ReferenceAudio], transcription: str, language: str
@@ -167,8 +197,8 @@ def _reference_items(
     ]
 
 
-class PEstoiTrimmedEvaluator(ReferenceTxtAndAudioEvaluator):
-    """``p_estoi_fa``: P-ESTOI on FA-trimmed test and references.
+class TrimmedPEstoiEvaluator(ReferenceTxtAndAudioEvaluator):
+    """The ``fa`` variant of P-ESTOI (and P-STOI): FA-trimmed test and references.
 
     A reference whose trim failed is dropped; a test whose trim failed scores 0.0 with status
     ``trim_failed`` (PathBench's convention for an utterance it could not trim). Without any
@@ -176,15 +206,9 @@ class PEstoiTrimmedEvaluator(ReferenceTxtAndAudioEvaluator):
     ``no_references``: a 0.0 there would be a fabricated worst score that enters correlations.
     """
 
-    name = "p_estoi_fa"
-    unit = "0-1"
-    variant = "fa"
-    pathbench_compatible = True
-    context_options = ("trimmer",)
-
-    def __init__(self, trimmer: Trimmer) -> None:
-        self.trimmer = trimmer
-        self._plain = PEstoiEvaluator()
+    def __init__(self, inner: PEstoiEvaluator, trimmer: Trimmer) -> None:
+        self.inner, self.trimmer = inner, trimmer
+        self.name, self.direction = inner.name, inner.direction
 
     def score(
         self, utt_id, audio_path, start, end, transcription, language, reference_audios
@@ -195,7 +219,7 @@ class PEstoiTrimmedEvaluator(ReferenceTxtAndAudioEvaluator):
             self.trimmer, Item(utt_id, audio_path, start, end, transcription, language)
         )
         if not ok:
-            return Score(0.0, "trim_failed", "the test utterance has no forced-alignment trim")
+            return Score(0.0, TRIM_FAILED, "the test utterance has no forced-alignment trim")
         trims = {
             ref.audio_path + f"@{ref.start}-{ref.end}": trimmed_audio(self.trimmer, ref)
             for ref in _reference_items(reference_audios, transcription, language)
@@ -205,7 +229,7 @@ class PEstoiTrimmedEvaluator(ReferenceTxtAndAudioEvaluator):
 
         def compute() -> float:
             _require(keys)
-            return self._plain._score_with(test, keys, lambda key: trims[key[0]][0])
+            return self.inner._score_with(test, keys, lambda key: trims[key[0]][0])
 
         result = guarded(compute)
         note = f"{dropped} reference(s) dropped: trim failed" if dropped else ""
@@ -213,37 +237,16 @@ class PEstoiTrimmedEvaluator(ReferenceTxtAndAudioEvaluator):
 
 
 class TrimmedNADEvaluator(ReferenceTxtAndAudioEvaluator):
-    """``nad_fa``: NAD on trimmed audio, with a group-consistent fallback.
+    """The ``fa`` variant of NAD: trimmed audio, with a group-consistent fallback.
 
     DTW compares durations implicitly, so trimming the test but not a reference (or the
     reverse) would bias the distance. If the test or any reference lacks a good trim, the whole
     group (test and every reference) is scored untrimmed, and the message says so.
     """
 
-    name = "nad_fa"
-    direction = -1
-    unit = "distance"
-    variant = "fa"
-    context_options = ("trimmer",)
-
-    def __init__(
-        self,
-        trimmer: Trimmer,
-        features: str = "wav2vec2",
-        model: str = loading.NAD_MODEL,
-        layer: int = nad.WAV2VEC2_LAYER,
-    ) -> None:
-        self.trimmer = trimmer
-        self._plain = NADEvaluator(features=features, model=model, layer=layer)
-
-    uses_gpu = NADEvaluator.uses_gpu
-
-    @classmethod
-    def preflight(cls, options: dict) -> None:
-        """As for ``nad``."""
-        _nad_model_dir(
-            cls.name, options.get("features", "wav2vec2"), options.get("model", loading.NAD_MODEL)
-        )
+    def __init__(self, inner: NADEvaluator, trimmer: Trimmer) -> None:
+        self.inner, self.trimmer = inner, trimmer
+        self.name, self.direction = inner.name, inner.direction
 
     def score(
         self, utt_id, audio_path, start, end, transcription, language, reference_audios
@@ -264,7 +267,7 @@ class TrimmedNADEvaluator(ReferenceTxtAndAudioEvaluator):
 
         def compute() -> float:
             _require(reference_audios)
-            return self._plain._distance(audios[0], keys, lookup.__getitem__)
+            return self.inner._distance(audios[0], keys, lookup.__getitem__)
 
         result = guarded(compute)
         if grouped:

@@ -45,17 +45,22 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
+from pathbench.data.references import REFERENCE_TYPES
 from pathbench.io import write_parquet, write_text
+from pathbench.metric import FA, VARIANTS, MetricKey
+from pathbench.schemas import (
+    AVERAGE_COLUMN,
+    COUNT_COLUMN,
+    RESULTS_ROW_SCHEMA,
+    results_table_schema,
+)
 from pathbench.stats.correlation import CATEGORIES
 
-AVERAGE_COLUMN = "Avg"
-COUNT_COLUMN = "n_datasets"
 DECIMALS = 2
 TABLE_CSV = "results_table.csv"
 TABLE_PARQUET = "results_table.parquet"
-ROW_COLUMNS = ("metric", "row", "category", "in_pathbench_table", "sign_rule")
+ROW_COLUMNS: tuple[str, ...] = tuple(RESULTS_ROW_SCHEMA.names)
 """Descriptive columns before the dataset columns."""
 
 SIGNAL, SPEAKER, MODEL, TEXT, AUDIO, LOOKUP = (
@@ -70,9 +75,9 @@ TABLE_CATEGORIES: tuple[str, ...] = (SIGNAL, SPEAKER, MODEL, TEXT, AUDIO, LOOKUP
 """Row groups in table order; ``Lookup`` (baselines such as ``spk2age``) is this project's."""
 
 PATHBENCH_ROWS: tuple[tuple[str, str, str], ...] = (
-    ("praat_speech_rate_fa", "Speech Rate", SIGNAL),
-    ("cpp_fa", "CPP", SIGNAL),
-    ("std_pitch_fa", "Std Pitch", SIGNAL),
+    (MetricKey("praat_speech_rate", FA).name, "Speech Rate", SIGNAL),
+    (MetricKey("cpp", FA).name, "CPP", SIGNAL),
+    (MetricKey("std_pitch", FA).name, "Std Pitch", SIGNAL),
     ("vsa", "VSA", SPEAKER),
     ("double_asr", "Double ASR", MODEL),
     ("artp_double_asr", "DArtP", MODEL),
@@ -80,10 +85,10 @@ PATHBENCH_ROWS: tuple[tuple[str, str, str], ...] = (
     ("per", "PER (SEM)", TEXT),
     ("dper", "PER (Phone)", TEXT),
     ("artp", "ArtP", TEXT),
-    ("p_estoi_fa_all", "P-ESTOI", AUDIO),
-    ("nad_fa_all", "NAD", AUDIO),
+    (MetricKey("p_estoi", FA, "all").name, "P-ESTOI", AUDIO),
+    (MetricKey("nad", FA, "all").name, "NAD", AUDIO),
 )
-"""PathBench's table rows: metric key, row name, category."""
+"""PathBench's table rows: metric name, row name, category."""
 
 EXTRA_ROW_NAMES = {"wada_snr": "WADA SNR"}
 """Row names of extra rows that PathBench reports outside its table under its own name."""
@@ -98,7 +103,9 @@ _CATEGORY_OF_KIND = {
 }
 """This project's registry categories → table categories, for extra rows."""
 
-ABS_METRICS = frozenset({"per", "dper", "nad_control", "nad_all", "nad_fa_control", "nad_fa_all"})
+ABS_METRICS = frozenset(
+    {"per", "dper"} | {MetricKey("nad", v, r).name for v in VARIANTS for r in REFERENCE_TYPES}
+)
 NEGATED_METRICS = frozenset({"double_asr"})
 
 CORPUS_NAMES = {
@@ -375,17 +382,7 @@ def write_results_table(
     floats for programs. Returns the two paths.
     """
     out = Path(out_dir)
-    schema = pa.schema(
-        [
-            ("metric", pa.string()),
-            ("row", pa.string()),
-            ("category", pa.string()),
-            ("in_pathbench_table", pa.bool_()),
-            ("sign_rule", pa.string()),
-        ]
-        + [(column, pa.float64()) for column in dataset_columns_of(table)]
-        + [(AVERAGE_COLUMN, pa.float64()), (COUNT_COLUMN, pa.int64())]
-    )
+    schema = results_table_schema(dataset_columns_of(table))
     csv_path, parquet_path = out / TABLE_CSV, out / TABLE_PARQUET
     write_text(
         table.to_csv(index=False, float_format=f"%.{DECIMALS}f", lineterminator="\n"),

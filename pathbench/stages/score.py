@@ -3,6 +3,11 @@
 The guarantee is completeness: each (utterance, variant) of a shard gets exactly one row, with
 a score or with NaN plus the status and reason, so a gap in the results is always explained
 in the results.
+
+The stage owns the variants: a job receives a registered evaluator and the variants (and, for
+reference measures, the reference type) to score, applies each variant itself
+(:func:`apply_variant`), and writes the metric's identity in the columns ``evaluator``,
+``variant`` (and ``reference_type``) with the name :class:`~pathbench.metric.MetricKey` derives.
 """
 
 from __future__ import annotations
@@ -13,45 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 
 from pathbench import registry
 from pathbench.data.manifest import load_manifest
 from pathbench.data.references import index_by_text, select_references
 from pathbench.evaluator import Evaluator, Item, Score, Trimmer, contained, evaluate_all
 from pathbench.io import write_parquet
+from pathbench.metric import FA, RAW, MetricKey
+from pathbench.schemas import REFERENCE_SCORE_SCHEMA, SCORE_SCHEMA, SPEAKER_SCORE_SCHEMA
+from pathbench.tracks.store import load_tracks
 from pathbench.trimming.stored import StoredTrimmer
-
-RAW, FA = "raw", "fa"
-_KEY_COLUMNS = [
-    ("metric", pa.string()),
-    ("evaluator", pa.string()),
-    ("variant", pa.string()),
-]
-_VALUE_COLUMNS = [
-    ("score", pa.float64()),
-    ("status", pa.string()),
-    ("message", pa.string()),
-]
-SCORE_SCHEMA = pa.schema(
-    [("utt_id", pa.string()), ("speaker_id", pa.string()), *_KEY_COLUMNS, *_VALUE_COLUMNS]
-)
-REFERENCE_SCORE_SCHEMA = pa.schema(
-    [*SCORE_SCHEMA, ("reference_type", pa.string()), ("n_references", pa.int32())]
-)
-SPEAKER_SCORE_SCHEMA = pa.schema(
-    [("speaker_id", pa.string()), *_KEY_COLUMNS, ("n_utterances", pa.int32()), *_VALUE_COLUMNS]
-)
-
-
-def metric_name(evaluator: str, variant: str, reference_type: str = "") -> str:
-    """The name a result carries in tables: ``cpp``, ``cpp_fa``, ``p_estoi_control``."""
-    name = (
-        evaluator
-        if variant == RAW or evaluator.endswith(f"_{variant}")
-        else (f"{evaluator}_{variant}")
-    )
-    return f"{name}_{reference_type}" if reference_type else name
 
 
 def items_from_manifest(frame: pd.DataFrame) -> list[Item]:
@@ -78,28 +54,30 @@ def build_evaluator(name: str, options: dict[str, Any], context: dict[str, Any])
     return registry.create(name, **options, **wanted)
 
 
+def apply_variant(evaluator: Evaluator, variant: str, trimmer: Trimmer | None) -> Evaluator:
+    """The evaluator that scores ``variant``: itself for ``raw``; for ``fa`` its trimming
+    wrapper (``evaluator.trimmed``) over the stored trim boundaries of ``trimmer``."""
+    if variant == RAW:
+        return evaluator
+    if variant != FA:
+        raise ValueError(f"unknown variant {variant!r}; known: {RAW}, {FA}")
+    if trimmer is None:
+        raise ValueError("variant 'fa' needs the fa_trim tables")
+    return evaluator.trimmed(trimmer)
+
+
 def _variants(
     evaluator: Evaluator, variants: Iterable[str], trimmer: Trimmer | None
 ) -> list[tuple[str, Evaluator]]:
-    chosen = []
-    for variant in variants:
-        if variant == RAW:
-            chosen.append((RAW, evaluator))
-        elif variant == FA:
-            if trimmer is None:
-                raise ValueError("variant 'fa' needs the fa_trim tables")
-            chosen.append((FA, evaluator.trimmed(trimmer)))
-        else:
-            raise ValueError(f"unknown variant {variant!r}")
-    return chosen
+    return [(variant, apply_variant(evaluator, variant, trimmer)) for variant in variants]
 
 
-def _row(key: dict[str, Any], evaluator: str, variant: str, score: Score, ref: str = "") -> dict:
+def _row(key: dict[str, Any], metric: MetricKey, score: Score) -> dict:
     return {
         **key,
-        "metric": metric_name(evaluator, variant, ref),
-        "evaluator": evaluator,
-        "variant": variant,
+        "metric": metric.name,
+        "evaluator": metric.evaluator,
+        "variant": metric.variant,
         "score": score.as_float,
         "status": score.status,
         "message": score.message,
@@ -122,13 +100,23 @@ def score_utterances(
     context: dict[str, Any] | None = None,
     variants: Iterable[str] = (RAW,),
     trim_paths: Sequence[str | Path] = (),
+    track_paths: Sequence[str | Path] = (),
 ) -> pd.DataFrame:
-    """Score shard ``shard`` of the manifest with one evaluator, in each requested variant."""
+    """Score shard ``shard`` of the manifest with one evaluator, in each requested variant.
+
+    ``track_paths`` are shared-track files (:mod:`pathbench.tracks`) whose analyses the
+    evaluator reuses instead of recomputing them.
+    """
+    load_tracks(track_paths)
     evaluator = build_evaluator(evaluator_name, options or {}, context or {})
     chosen = _variants(evaluator, variants, _trimmer([manifest_path], trim_paths))
     items = items_from_manifest(load_manifest(manifest_path, shard))
     rows = [
-        _row({"utt_id": it.utt_id, "speaker_id": it.speaker_id}, evaluator_name, variant, score)
+        _row(
+            {"utt_id": it.utt_id, "speaker_id": it.speaker_id},
+            MetricKey(evaluator_name, variant),
+            score,
+        )
         for variant, instance in chosen
         for it, score in zip(items, evaluate_all(instance, items), strict=True)
     ]
@@ -146,8 +134,11 @@ def score_speakers(
     options: dict[str, Any] | None = None,
     variants: Iterable[str] = (RAW,),
     trim_paths: Sequence[str | Path] = (),
+    track_paths: Sequence[str | Path] = (),
 ) -> pd.DataFrame:
-    """Score every speaker of the manifest with one speaker-level evaluator."""
+    """Score every speaker of the manifest with one speaker-level evaluator (reusing the
+    analyses of the shared-track files ``track_paths``)."""
+    load_tracks(track_paths)
     evaluator = build_evaluator(evaluator_name, options or {}, {})
     chosen = _variants(evaluator, variants, _trimmer([manifest_path], trim_paths))
     rows = []
@@ -155,7 +146,7 @@ def score_speakers(
         items = items_from_manifest(group)
         for variant, instance in chosen:
             score = contained(instance.evaluate_speaker, items)
-            row = _row({"speaker_id": speaker}, evaluator_name, variant, score)
+            row = _row({"speaker_id": speaker}, MetricKey(evaluator_name, variant), score)
             rows.append({**row, "n_utterances": len(items)})
     frame = pd.DataFrame(rows, columns=SPEAKER_SCORE_SCHEMA.names)
     settings = {"evaluator": evaluator_name, "options": options, "variants": list(variants)}
@@ -172,18 +163,26 @@ def score_reference(
     output_path: str | Path,
     *,
     options: dict[str, Any] | None = None,
+    variant: str = RAW,
     trim_paths: Sequence[str | Path] = (),
+    track_paths: Sequence[str | Path] = (),
 ) -> pd.DataFrame:
-    """Score a shard against references of ``reference_type`` (``control`` or ``all``).
+    """Score a shard in ``variant`` against references of ``reference_type`` (``control`` or
+    ``all``).
 
     References come from the test manifest (``all``) and the reference manifest; either may be
     cut to the rows sharing a text with the shard (what the workflow's shard checkpoint
     writes), since only those can be references. The evaluator caches each reference's
-    features, so each is decoded at most once per job.
+    features, so each is decoded at most once per job. The ``fa`` variant trims the
+    references too, so ``trim_paths`` are the trim tables of the shard and of its references.
+    The features held by the shared-track files ``track_paths`` are reused, not recomputed.
     """
+    load_tracks(track_paths)
     manifests = [manifest_path] + ([reference_manifest_path] if reference_manifest_path else [])
-    context = {"trimmer": StoredTrimmer.from_files(manifests, trim_paths) if trim_paths else None}
-    evaluator = build_evaluator(evaluator_name, options or {}, context)
+    evaluator = apply_variant(
+        build_evaluator(evaluator_name, options or {}, {}), variant, _trimmer(manifests, trim_paths)
+    )
+    key = MetricKey(evaluator_name, variant, reference_type)
     full = load_manifest(manifest_path)
     own = index_by_text(full.itertuples(index=False))
     reference = (
@@ -199,19 +198,13 @@ def score_reference(
     ):
         refs = tuple(select_references(test, own, reference, reference_type))
         score = contained(evaluator.evaluate, replace(item, reference_audios=refs))
-        row = _row(
-            {"utt_id": item.utt_id, "speaker_id": item.speaker_id},
-            evaluator_name,
-            evaluator.variant,
-            score,
-            reference_type,
-        )
-        rows.append({**row, "reference_type": reference_type, "n_references": len(refs)})
+        row = _row({"utt_id": item.utt_id, "speaker_id": item.speaker_id}, key, score)
+        rows.append({**row, "reference_type": key.reference_type, "n_references": len(refs)})
     frame = pd.DataFrame(rows, columns=REFERENCE_SCORE_SCHEMA.names)
     settings = {
         "evaluator": evaluator_name,
         "options": options,
-        "trimmed": bool(trim_paths),
+        "variant": variant,
         "reference_type": reference_type,
     }
     write_parquet(frame, output_path, REFERENCE_SCORE_SCHEMA, ["utt_id"], settings)

@@ -7,9 +7,10 @@ and are reproduced here:
 * **One speaker set for all metrics.** A metric that fails for some speakers would otherwise
   be scored on an easier or harder subset than the others, so every metric is correlated on
   the *common speaker set*: the speakers with a ground-truth score and a value for every
-  *constraining* metric. Allowlisted metrics (``wada_snr`` and ``spk2age`` by default, which
-  fail or are unknown for some speakers by nature) use their own intersection with the ground
-  truth, so they cannot shrink the set for everybody else. A metric that cannot be correlated
+  *constraining* metric. Allowlisted metrics (every variant and reference set of the evaluators
+  ``wada_snr`` and ``spk2age`` by default, which fail or are unknown for some speakers by
+  nature) use their own intersection with the ground truth, so they cannot shrink the set for
+  everybody else. A metric that cannot be correlated
   itself (values for fewer than ``MIN_SPEAKERS`` rated speakers, or one constant value) does
   not constrain either: it carries no information, so it must not cost the others speakers.
   Every speaker that leaves a metric's set is listed with the metrics that removed it
@@ -31,11 +32,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-from scipy import stats
 
-from pathbench.data.kaldi import Finding, read_table
+from pathbench.data.kaldi import Finding, parse_score, read_table
 from pathbench.io import write_parquet
+from pathbench.schemas import CORRELATION_SCHEMA, CORRELATION_STATISTICS
+from pathbench.seeds import BOOTSTRAP_SEED
 
 CATEGORIES: tuple[str, ...] = (
     "reference-free signal",
@@ -51,45 +52,15 @@ pre-computed values such as ``spk2age``) holds baselines rather than measures, s
 """
 
 DEFAULT_ALLOWLIST: tuple[str, ...] = ("wada_snr", "spk2age")
-"""Base names of metrics allowed partial speaker coverage (PathBench's allowlist)."""
-
-VARIANT_SUFFIXES: tuple[str, ...] = ("_fa", "_control", "_all")
-"""Name suffixes that mark a variant of a measure rather than a different measure."""
+"""Evaluators whose metrics are allowed partial speaker coverage (PathBench's allowlist)."""
 
 MIN_SPEAKERS = 3
 """Fewest speakers a correlation is reported for: with two points |r| is always 1."""
 
 N_BOOT = 2000
 """Bootstrap resamples: enough for stable 2.5/97.5 percentiles at a fraction of a second."""
-DEFAULT_SEED = 20260101
-"""Fixed so that the same input always yields the same interval (byte-identical reruns)."""
 CI_LEVEL = 0.95
 
-_STATISTICS = (
-    "pearson_r",
-    "pearson_p",
-    "spearman_rho",
-    "spearman_p",
-    "ci_low",
-    "ci_high",
-    "aligned_r",
-    "aligned_ci_low",
-    "aligned_ci_high",
-)
-CORRELATION_SCHEMA = pa.schema(
-    [
-        ("metric", pa.string()),
-        ("category", pa.string()),
-        ("direction", pa.int64()),
-        ("n", pa.int64()),
-        ("n_no_value", pa.int64()),
-        ("n_excluded", pa.int64()),
-        *[(name, pa.float64()) for name in _STATISTICS],
-        ("reason", pa.string()),
-        ("excluded_speakers", pa.string()),
-    ]
-)
-"""Parquet schema of a :func:`correlate_metrics` table."""
 CORRELATION_COLUMNS: tuple[str, ...] = tuple(CORRELATION_SCHEMA.names)
 
 
@@ -116,21 +87,19 @@ class Correlation:
     reason: str
 
 
-def base_metric(name: str) -> str:
-    """Strip variant suffixes (``_fa``, ``_control``, ``_all``) until none is left.
+def _allowlisted_metrics(speakers_long: pd.DataFrame, allowlist: Collection[str]) -> set[str]:
+    """The metrics of ``speakers_long`` whose evaluator is on the allowlist.
 
     The allowlist names measures, not variants: ``wada_snr`` on forced-alignment-trimmed
     audio (``wada_snr_fa``) fails for the same speakers as on untrimmed audio, and PathBench
-    likewise maps ``p_estoi_control`` back to ``p_estoi``.
+    likewise maps ``p_estoi_control`` back to ``p_estoi``. The workflow's speakers table names
+    each metric's evaluator in its ``evaluator`` column; a table without one (a hand-made or
+    external one) has one metric per evaluator, named after it.
     """
-    stripped = True
-    while stripped:
-        stripped = False
-        for suffix in VARIANT_SUFFIXES:
-            if name.endswith(suffix) and len(name) > len(suffix):
-                name = name[: -len(suffix)]
-                stripped = True
-    return name
+    if "evaluator" not in speakers_long.columns:
+        return {str(m) for m in speakers_long["metric"].unique() if m in allowlist}
+    pairs = speakers_long[["metric", "evaluator"]].drop_duplicates()
+    return {str(m) for m, e in pairs.itertuples(index=False) if e in allowlist}
 
 
 def read_spk2score(path: str | Path) -> pd.Series:
@@ -147,7 +116,7 @@ def read_spk2score(path: str | Path) -> pd.Series:
     scores: dict[str, float] = {}
     for entry in table.entries.values():
         text = entry.fields[0]
-        value = np.nan if text == "N/A" else _finite_float(text)
+        value = parse_score(text)
         if value is None:
             raise ValueError(
                 f"{path}:{entry.line}: score {text!r} of speaker {entry.key!r} is neither a "
@@ -155,15 +124,6 @@ def read_spk2score(path: str | Path) -> pd.Series:
             )
         scores[entry.key] = value
     return _speaker_series(scores, "score")
-
-
-def _finite_float(text: str) -> float | None:
-    """``text`` as a finite float, or None: 'nan' and 'inf' are no more a score than 'x'."""
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if np.isfinite(value) else None
 
 
 def read_predictions_csv(path: str | Path) -> pd.Series:
@@ -186,7 +146,9 @@ def read_predictions_csv(path: str | Path) -> pd.Series:
     duplicated = sorted(set(frame.loc[frame["speaker_id"].duplicated(), "speaker_id"]))
     if duplicated:
         raise ValueError(f"{path}: duplicate speakers: {', '.join(duplicated)}")
-    scores = pd.to_numeric(frame["score"], errors="coerce")
+    # Python's float, not pd.to_numeric: that parser is off by an ulp for some 17-digit
+    # values, and the exported CSVs must read back as the very floats that were written.
+    scores = pd.Series([parse_score(text) for text in frame["score"]], dtype="float64")
     bad = frame.loc[~np.isfinite(scores), "speaker_id"].tolist()
     if bad:
         raise ValueError(f"{path}: no finite numeric score for speakers: {', '.join(bad)}")
@@ -201,7 +163,7 @@ def _speaker_series(values: Mapping[str, float], name: str) -> pd.Series:
 
 
 def bootstrap_pearson_ci(
-    x: np.ndarray, y: np.ndarray, n_boot: int = N_BOOT, seed: int = DEFAULT_SEED
+    x: np.ndarray, y: np.ndarray, n_boot: int = N_BOOT, seed: int = BOOTSTRAP_SEED
 ) -> tuple[float, float]:
     """Percentile bootstrap interval (``CI_LEVEL``) of Pearson r, resampling speakers.
 
@@ -246,7 +208,7 @@ def correlate_predictions(
     *,
     speakers: Iterable[str] | None = None,
     n_boot: int = N_BOOT,
-    seed: int = DEFAULT_SEED,
+    seed: int = BOOTSTRAP_SEED,
 ) -> Correlation:
     """Correlate one speaker → prediction Series with the ground truth.
 
@@ -281,8 +243,10 @@ def correlate_predictions(
         reason = "the ground truth is constant over the speakers correlated"
     if reason:
         return Correlation(
-            len(used), n_no_value, **dict.fromkeys(_STATISTICS, np.nan), reason=reason
+            len(used), n_no_value, **dict.fromkeys(CORRELATION_STATISTICS, np.nan), reason=reason
         )
+
+    from scipy import stats  # ~0.5 s; aggregation and plotting, which share this module, skip it
 
     r = float(np.corrcoef(x, y)[0, 1])
     rho, rho_p = stats.spearmanr(x, y)
@@ -364,12 +328,13 @@ def speaker_sets(
     allowlist: Collection[str] = DEFAULT_ALLOWLIST,
 ) -> SpeakerSets:
     """:class:`SpeakerSets` of the long speakers table."""
-    return _speaker_sets(_wide_values(speakers_long), ground_truth, allowlist)
+    allowed = _allowlisted_metrics(speakers_long, allowlist)
+    return _speaker_sets(_wide_values(speakers_long), ground_truth, allowed)
 
 
 def _why_not_constraining(values: pd.Series, allowed: set[str]) -> str:
     """Why a metric's values (rated speakers) do not shrink the common set; '' if they do."""
-    if base_metric(str(values.name)) in allowed:
+    if str(values.name) in allowed:
         return "allowlisted: partial speaker coverage allowed"
     present = values.dropna().to_numpy(dtype="float64")
     if len(present) < MIN_SPEAKERS:
@@ -379,13 +344,10 @@ def _why_not_constraining(values: pd.Series, allowed: set[str]) -> str:
     return ""
 
 
-def _speaker_sets(
-    values: pd.DataFrame, ground_truth: pd.Series, allowlist: Collection[str]
-) -> SpeakerSets:
-    """:func:`speaker_sets` on the speaker × metric table."""
+def _speaker_sets(values: pd.DataFrame, ground_truth: pd.Series, allowed: set[str]) -> SpeakerSets:
+    """:func:`speaker_sets` on the speaker × metric table; ``allowed``: allowlisted metrics."""
     rated = values.reindex(ground_truth.dropna().index.sort_values())
     has_value = rated.notna()
-    allowed = {base_metric(name) for name in allowlist}
     reasons = {m: _why_not_constraining(rated[m], allowed) for m in sorted(rated.columns)}
     constraining = [m for m, why in reasons.items() if not why]
     missing = {
@@ -396,7 +358,7 @@ def _speaker_sets(
     used, excluded = {}, {}
     for metric in reasons:
         valued = has_value.index[has_value[metric]]
-        allowlisted = base_metric(metric) in allowed
+        allowlisted = metric in allowed
         used[metric] = [s for s in valued if allowlisted or not missing[s]]
         excluded[metric] = {s: missing[s] for s in valued if not allowlisted and missing[s]}
     return SpeakerSets(
@@ -434,7 +396,7 @@ def correlate_metrics(
     metadata: pd.DataFrame,
     allowlist: Collection[str] = DEFAULT_ALLOWLIST,
     n_boot: int = N_BOOT,
-    seed: int = DEFAULT_SEED,
+    seed: int = BOOTSTRAP_SEED,
 ) -> pd.DataFrame:
     """One :class:`Correlation` row per metric of ``speakers_long``, sorted by metric.
 
@@ -444,7 +406,7 @@ def correlate_metrics(
     with a value for the metric that the common-set rule left out, and the metrics that did.
     """
     values = _wide_values(speakers_long)
-    sets = _speaker_sets(values, ground_truth, allowlist)
+    sets = _speaker_sets(values, ground_truth, _allowlisted_metrics(speakers_long, allowlist))
     meta = _metadata_by_metric(metadata, sets.used)
     rows = []
     for metric in sorted(sets.used):

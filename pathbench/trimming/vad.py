@@ -53,7 +53,16 @@ from pathbench.audio import cut, load_audio
 from pathbench.neural import models as loading
 from pathbench.neural.ctc import forced_path
 from pathbench.neural.phonemes import for_vocabulary, phonemise
-from pathbench.status import OOV, NoScore
+from pathbench.status import (
+    ALIGNED,
+    ENERGY_TRIMMED,
+    FAILED_FALLBACK,
+    OOV,
+    OOV_FALLBACK,
+    SEGMENT_UNTRIMMED,
+    UNTRIMMED,
+    NoScore,
+)
 from pathbench.trimming.sphinx import (
     AlignmentError,
     SphinxModels,
@@ -70,13 +79,6 @@ from pathbench.trimming.sphinx import (
 
 AUTO, POCKETSPHINX, ENERGY, NONE, WAV2VEC2 = "auto", "pocketsphinx", "energy", "none", "wav2vec2"
 BACKENDS = (AUTO, POCKETSPHINX, ENERGY, NONE, WAV2VEC2)
-
-ALIGNED = "aligned"
-ENERGY_TRIMMED = "energy"
-UNTRIMMED = "untrimmed"
-SEGMENT_UNTRIMMED = "segment_untrimmed"
-OOV_FALLBACK = "oov_fallback"
-FAILED_FALLBACK = "failed_fallback"
 
 
 class TrimFailed(Exception):
