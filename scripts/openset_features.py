@@ -2,6 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
+from pathbench import tracks
 from pathbench.stages.openset import openset_features
 
 openset_features(
@@ -9,4 +10,6 @@ openset_features(
     int(snakemake.wildcards.shard),
     snakemake.output[0],
     trim_paths=list(snakemake.input.trims),
+    track_paths=list(snakemake.input.tracks),
 )
+print(tracks.summary(), file=sys.stderr)

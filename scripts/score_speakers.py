@@ -2,6 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
+from pathbench import tracks
 from pathbench.stages.score import score_speakers
 
 score_speakers(
@@ -11,4 +12,6 @@ score_speakers(
     options=snakemake.params.options,
     variants=snakemake.params.variants,
     trim_paths=list(snakemake.input.trims),
+    track_paths=list(snakemake.input.tracks),
 )
+print(tracks.summary(), file=sys.stderr)

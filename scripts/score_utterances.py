@@ -2,6 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
+from pathbench import tracks
 from pathbench.stages.score import score_utterances
 
 score_utterances(
@@ -13,4 +14,6 @@ score_utterances(
     context=snakemake.params.context,
     variants=snakemake.params.variants,
     trim_paths=list(snakemake.input.trims),
+    track_paths=list(snakemake.input.tracks),
 )
+print(tracks.summary(), file=sys.stderr)

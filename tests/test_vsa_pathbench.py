@@ -108,7 +108,12 @@ def test_pathbench_test_clips_as_one_speaker_equal_the_procedure_by_hand():
 
 def estimated_gender_of(audios: list[np.ndarray]) -> str:
     return estimated_gender(
-        [parselmouth.Sound(a, sampling_frequency=SAMPLE_RATE).to_pitch() for a in audios]
+        [
+            parselmouth.Sound(a, sampling_frequency=SAMPLE_RATE)
+            .to_pitch()
+            .selected_array["frequency"]
+            for a in audios
+        ]
     )
 
 

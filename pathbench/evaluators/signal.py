@@ -15,9 +15,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from pathbench import tracks
 from pathbench.evaluator import ReferenceFreeEvaluator, Score
-from pathbench.measures import cepstral, pitch, praat_speech_rate, speech_rate, wada_snr
+from pathbench.lazy import lazy_module
 from pathbench.status import UNVOICED
+
+# Loaded when a job first scores with them: reading the classes' metadata needs none of them.
+cepstral = lazy_module("pathbench.measures.cepstral")
+pitch = lazy_module("pathbench.measures.pitch")
+praat_speech_rate = lazy_module("pathbench.measures.praat_speech_rate")
+speech_rate = lazy_module("pathbench.measures.speech_rate")
+wada_snr = lazy_module("pathbench.measures.wada_snr")
 
 PATHBENCH = "pathbench"
 NONE = "none"
@@ -61,10 +69,15 @@ class CPPSEvaluator(ReferenceFreeEvaluator):
     unit = "dB"
     pathbench_compatible = True
 
+    @classmethod
+    def uses_tracks(cls, options: dict) -> tuple[str, ...]:
+        """The fast implementation reads the shared ``cpps`` track; Praat's runs itself."""
+        return ("cpps",) if options.get("implementation", "fast") == "fast" else ()
+
     def __init__(self, implementation: str = "fast") -> None:
         if implementation not in ("fast", "praat"):
             raise ValueError("cpps implementation must be 'fast' or 'praat'")
-        self._measure = cepstral.cpps if implementation == "fast" else cepstral.cpps_praat
+        self._measure = tracks.cpps if implementation == "fast" else cepstral.cpps_praat
 
     def _score_audio(self, audio: np.ndarray, fs: int) -> float:
         return self._measure(audio, fs)
@@ -100,6 +113,7 @@ class StdPitchEvaluator(ReferenceFreeEvaluator):
     """
 
     name = "std_pitch"
+    shared_tracks = ("pitch",)
     unit = "st"
     pathbench_compatible = True
 
@@ -129,6 +143,7 @@ class SpeechRateEvaluator(ReferenceFreeEvaluator):
     """
 
     name = "speech_rate"
+    shared_tracks = ("pitch",)
     unit = "syll/s"
 
     def _score_audio(self, audio: np.ndarray, fs: int) -> float:

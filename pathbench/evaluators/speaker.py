@@ -22,9 +22,14 @@ from pathbench.evaluators.signal import (
     compat_mode,
     pathbench_zero_when_unvoiced,
 )
-from pathbench.measures import pitch, vsa, vsa_pathbench
+from pathbench.lazy import lazy_module
 from pathbench.measures.vowel_tables import PATHBENCH_TABLES, VOWEL_FORMANTS
 from pathbench.status import UNSUPPORTED_LANGUAGE
+
+# Loaded when a job first scores with them (Praat, scikit-learn), not when the class is read.
+pitch = lazy_module("pathbench.measures.pitch")
+vsa = lazy_module("pathbench.measures.vsa")
+vsa_pathbench = lazy_module("pathbench.measures.vsa_pathbench")
 
 
 class F0RangeEvaluator(ReferenceFreeSpeakerEvaluator):
@@ -35,6 +40,7 @@ class F0RangeEvaluator(ReferenceFreeSpeakerEvaluator):
     """
 
     name = "f0_range"
+    shared_tracks = ("pitch",)
     unit = "Hz"
     pathbench_compatible = True
 
@@ -82,6 +88,7 @@ class VSAEvaluator(_VowelSpaceEvaluator):
     """
 
     name = "vsa"
+    shared_tracks = ("pitch",)
     languages = tuple(sorted(PATHBENCH_TABLES))
     pathbench_compatible = True
 
@@ -103,6 +110,7 @@ class VSACornersEvaluator(_VowelSpaceEvaluator):
     """
 
     name = "vsa_corners"
+    shared_tracks = ("pitch",)
     languages = tuple(sorted(VOWEL_FORMANTS))
 
     def _score_audio_list(self, audios: list[np.ndarray], language: str) -> float:

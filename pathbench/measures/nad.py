@@ -25,7 +25,7 @@ import librosa
 import numba
 import numpy as np
 
-from pathbench import SAMPLE_RATE
+from pathbench import SAMPLE_RATE, tracks
 from pathbench.status import ERROR, NO_REFERENCES, TOO_SHORT, NoScore
 
 FeatureKind = Literal["mfcc", "wav2vec2"]
@@ -64,6 +64,11 @@ def _mfcc(audio: np.ndarray, fs: int) -> np.ndarray:
     return coefficients - coefficients.mean(axis=0)
 
 
+def mfcc_arrays(audio: np.ndarray, fs: int) -> tracks.Arrays:
+    """The ``nad_mfcc`` track's analysis: :func:`_mfcc` as a track value."""
+    return tracks.as_arrays(_mfcc(np.asarray(audio, dtype=np.float64), fs))
+
+
 def _optional(package: str) -> ModuleType:
     """Import an optional dependency, naming it if missing (only wav2vec2 features need it)."""
     try:
@@ -95,6 +100,8 @@ def nad_features(
 ) -> np.ndarray:
     """Feature frames (frames, dims) of one recording for :func:`nad`.
 
+    MFCCs come through the shared track ``nad_mfcc`` (:mod:`pathbench.tracks`), computed once
+    per recording however many reference-scoring jobs compare with it (read-only).
     ``kind="wav2vec2"`` needs ``model_dir``, a local wav2vec2 checkpoint directory (nothing is
     ever downloaded; PathBench's is facebook/wav2vec2-large), 16 kHz audio, and the optional
     packages torch and transformers; ``layer`` is the hidden layer compared.
@@ -104,7 +111,7 @@ def nad_features(
     """
     audio = np.asarray(audio, dtype=np.float64)
     if kind == "mfcc":
-        features = _mfcc(audio, fs)
+        features = tracks.as_matrix(tracks.value(tracks.NAD_MFCC, audio, fs))
     elif kind == "wav2vec2":
         if model_dir is None:
             raise ValueError("NAD with wav2vec2 features needs model_dir, a local checkpoint")

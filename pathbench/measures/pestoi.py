@@ -22,7 +22,7 @@ import librosa
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from pathbench import SAMPLE_RATE
+from pathbench import SAMPLE_RATE, tracks
 from pathbench.status import ERROR, NO_REFERENCES, TOO_FEW_REFERENCES, TOO_SHORT, NoScore
 
 WINDOW = 512
@@ -109,6 +109,20 @@ def third_octave_matrix() -> np.ndarray:
 
 
 def pestoi_features(audio: np.ndarray) -> np.ndarray:
+    """:func:`envelopes` of 16 kHz ``audio`` through the shared track ``pestoi_envelopes``
+    (:mod:`pathbench.tracks`): computed once per recording, however many reference-scoring
+    jobs compare with it. Read-only."""
+    return tracks.as_matrix(tracks.value(tracks.PESTOI_ENVELOPES, audio, SAMPLE_RATE))
+
+
+def envelope_arrays(audio: np.ndarray, fs: int) -> tracks.Arrays:
+    """The ``pestoi_envelopes`` track's analysis: :func:`envelopes` as a track value."""
+    if fs != SAMPLE_RATE:
+        raise ValueError(f"P-(E)STOI features need {SAMPLE_RATE} Hz audio, got {fs} Hz")
+    return tracks.as_arrays(envelopes(audio))
+
+
+def envelopes(audio: np.ndarray) -> np.ndarray:
     """Mean-removed log one-third-octave envelopes, shape (15, frames), of 16 kHz ``audio``.
 
     An all-zero signal has no envelope at all and yields a (15, 0) array; :func:`p_estoi`
@@ -278,8 +292,3 @@ def _features_of(references: Sequence[np.ndarray]) -> list[np.ndarray]:
 def p_estoi_from_audio(test: np.ndarray, references: Sequence[np.ndarray]) -> float:
     """P-ESTOI straight from 16 kHz audio, for one-off use; the workflow caches the steps."""
     return p_estoi(pestoi_features(test), pestoi_template(_features_of(references)))
-
-
-def p_stoi_from_audio(test: np.ndarray, references: Sequence[np.ndarray]) -> float:
-    """P-STOI straight from 16 kHz audio, for one-off use; the workflow caches the steps."""
-    return p_stoi(pestoi_features(test), pestoi_template(_features_of(references)))

@@ -1,8 +1,9 @@
 """Fundamental-frequency measures built on one Praat pitch analysis.
 
 Every measure that needs voicing or F0 (pitch variability, F0 range, voiced-peak selection in
-speech rate, voiced-frame selection in vowel space area) goes through :func:`pitch_track`, so
-that all of them agree on which frames are voiced.
+speech rate, voiced-frame selection in both vowel space areas, the open-set features) goes
+through :func:`pitch_track`, so that all of them agree on which frames are voiced, and the
+analysis of an utterance runs once however many measures read it.
 
 Unvoiced input follows one rule in every pitch measure: too little voicing (fewer than two
 voiced frames for a standard deviation, none for a range) raises :class:`NoScore` with status
@@ -15,10 +16,21 @@ from __future__ import annotations
 import numpy as np
 import parselmouth
 
+from pathbench import tracks
 from pathbench.status import UNVOICED, NoScore
 
 
 def pitch_track(audio: np.ndarray, fs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Frame times (s) and F0 (Hz, 0 where unvoiced) of :func:`praat_pitch`, read-only.
+
+    Through the shared track ``pitch`` (:mod:`pathbench.tracks`): each distinct audio is
+    analysed once per process, or not at all when a track file of the workflow holds it.
+    """
+    times, f0 = tracks.value(tracks.PITCH, audio, fs)
+    return times, f0
+
+
+def praat_pitch(audio: np.ndarray, fs: int) -> tuple[np.ndarray, np.ndarray]:
     """Frame times (s) and F0 (Hz, 0 where unvoiced) from Praat's default pitch analysis.
 
     Praat's defaults (autocorrelation, floor 75 Hz, ceiling 600 Hz, time step 0.75 / floor =

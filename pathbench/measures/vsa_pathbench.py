@@ -3,7 +3,8 @@
 Per speaker, over all utterances:
 
 1. gender: the one given, else female when the mean of the per-utterance mean voiced F0
-   (Praat's default pitch analysis) exceeds 165 Hz, and female when no utterance is voiced;
+   (Praat's default pitch analysis, the shared track of :func:`pitch.pitch_track`) exceeds
+   165 Hz, and female when no utterance is voiced;
 2. formants: Praat Burg (five formants up to 5500 Hz for women, 5000 Hz for men, 50 ms window,
    10 ms step); F1 and F2 are read at the time of every voiced pitch frame, frames where
    either is undefined are skipped;
@@ -32,6 +33,7 @@ from sklearn.cluster import KMeans
 from sklearn.mixture import GaussianMixture
 from threadpoolctl import threadpool_limits
 
+from pathbench.measures.pitch import pitch_track
 from pathbench.measures.vowel_tables import PATHBENCH_TABLES, pathbench_seeds
 from pathbench.status import TOO_SHORT, UNSUPPORTED_LANGUAGE, UNVOICED, NoScore
 
@@ -49,37 +51,27 @@ OUTLIER_SD = 2.0
 """Points this many SDs of log-likelihood below the mean are outliers."""
 
 
-def _pitches(audios: list[np.ndarray], fs: int) -> list[parselmouth.Pitch | None]:
-    """Praat's default pitch analysis per utterance; None where Praat cannot analyse it."""
-    pitches: list[parselmouth.Pitch | None] = []
-    for audio in audios:
-        sound = parselmouth.Sound(np.asarray(audio, dtype=np.float64), sampling_frequency=fs)
-        try:
-            pitches.append(sound.to_pitch())
-        except parselmouth.PraatError:
-            pitches.append(None)
-    return pitches
+def estimated_gender(f0s: list[np.ndarray]) -> str:
+    """ "female" when the mean of per-utterance mean voiced F0 exceeds 165 Hz or is unknown.
 
-
-def estimated_gender(pitches: list[parselmouth.Pitch | None]) -> str:
-    """ "female" when the mean of per-utterance mean voiced F0 exceeds 165 Hz or is unknown."""
-    means = []
-    for pitch in pitches:
-        if pitch is None:
-            continue
-        f0 = pitch.selected_array["frequency"]
-        if np.any(f0 > 0):
-            means.append(np.mean(f0[f0 > 0]))
+    ``f0s`` holds each utterance's F0 per pitch frame (0 = unvoiced).
+    """
+    means = [np.mean(f0[f0 > 0]) for f0 in f0s if np.any(f0 > 0)]
     if means and np.mean(means) <= FEMALE_MEAN_F0_HZ:
         return "male"
     return "female"
 
 
 def formant_points(
-    audio: np.ndarray, fs: int, pitch: parselmouth.Pitch | None, ceiling: float
+    audio: np.ndarray, fs: int, track: tuple[np.ndarray, np.ndarray], ceiling: float
 ) -> np.ndarray:
-    """(n, 2) (F1, F2) in Hz at the voiced pitch frames of one utterance."""
-    if pitch is None:
+    """(n, 2) (F1, F2) in Hz at the voiced frames of the utterance's pitch ``track``.
+
+    The formants are read at each voiced pitch frame's time, as Praat's "Get time from frame
+    number" gives it (the track's frame times are those values).
+    """
+    times, f0 = track
+    if not np.any(f0 > 0):
         return np.empty((0, 2))
     sound = parselmouth.Sound(np.asarray(audio, dtype=np.float64), sampling_frequency=fs)
     try:
@@ -87,10 +79,7 @@ def formant_points(
     except parselmouth.PraatError:
         return np.empty((0, 2))
     points = []
-    for frame in range(1, pitch.get_number_of_frames() + 1):
-        if not pitch.get_value_in_frame(frame) > 0:  # NaN (unvoiced) fails the test too
-            continue
-        time = pitch.get_time_from_frame_number(frame)
+    for time in times[f0 > 0]:
         pair = (formant.get_value_at_time(1, time), formant.get_value_at_time(2, time))
         if not np.isnan(pair).any():
             points.append(pair)
@@ -115,15 +104,15 @@ def vsa_pathbench(
     """
     if language not in PATHBENCH_TABLES:
         raise NoScore(UNSUPPORTED_LANGUAGE, f"no PathBench vowel table for {language!r}")
-    pitches = _pitches(audios, fs)
-    chosen = gender or estimated_gender(pitches)
+    tracks = [pitch_track(audio, fs) for audio in audios]
+    chosen = gender or estimated_gender([f0 for _, f0 in tracks])
     seeds = pathbench_seeds(language, chosen)
     ceiling = MAX_FORMANT_HZ[chosen]
     points = np.concatenate(
         [np.empty((0, 2))]
         + [
-            formant_points(audio, fs, pitch, ceiling)
-            for audio, pitch in zip(audios, pitches, strict=True)
+            formant_points(audio, fs, track, ceiling)
+            for audio, track in zip(audios, tracks, strict=True)
         ]
     )
     if len(points) == 0:

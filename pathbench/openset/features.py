@@ -4,6 +4,10 @@ The names, units and computations are tabulated in ``docs/openset.md``.
 
 A feature that cannot be measured (no voiced frame, too short) is NaN; the open-set stage
 drops such rows and counts them per speaker instead of imputing values.
+
+The pitch track and the CPPS value are the shared tracks of :mod:`pathbench.tracks`
+(:data:`~pathbench.tracks.OPENSET_FEATURE_TRACKS`), so the open-set stage reuses what the
+workflow's track jobs computed for ``std_pitch``, ``cpps`` and the other measures.
 """
 
 from __future__ import annotations
@@ -13,11 +17,11 @@ from collections.abc import Callable
 import librosa
 import numpy as np
 import parselmouth
-import pyarrow as pa
 from parselmouth.praat import call
 from scipy.signal import welch
 
-from pathbench.measures import cepstral, pitch, speech_rate, wada_snr
+from pathbench import tracks
+from pathbench.measures import pitch, speech_rate, wada_snr
 from pathbench.openset.schema import FEATURE_NAMES
 from pathbench.status import NoScore
 
@@ -136,7 +140,7 @@ def utterance_features(audio: np.ndarray, fs: int) -> dict[str, float]:
     values: dict[str, float] = {}
     values.update(_pitch_features(f0))
     values.update(_voice_quality(sound))
-    values["cpps_db"] = _safe(lambda: cepstral.cpps(audio, fs))
+    values["cpps_db"] = _safe(lambda: tracks.cpps(audio, fs))
     values["h1_h2_db"] = _h1_h2(audio, fs, times, f0)
     values.update(_formant_features(sound, times, f0))
     values.update(_spectral_features(audio, fs))
@@ -144,9 +148,3 @@ def utterance_features(audio: np.ndarray, fs: int) -> dict[str, float]:
     values["speech_rate_syll_s"] = _safe(lambda: speech_rate.speech_rate(audio, fs))
     values["pause_fraction"] = _safe(lambda: speech_rate.pause_fraction(audio, fs))
     return {name: values[name] for name in FEATURE_NAMES}
-
-
-FEATURE_SCHEMA = pa.schema(
-    [("utt_id", pa.string()), ("speaker_id", pa.string()), ("group_id", pa.string())]
-    + [(name, pa.float64()) for name in FEATURE_NAMES]
-)

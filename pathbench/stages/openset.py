@@ -19,9 +19,7 @@ import numpy as np
 import pandas as pd
 
 from pathbench import SAMPLE_RATE
-from pathbench.audio import load_shared
 from pathbench.data.manifest import load_manifest
-from pathbench.evaluator import trimmed_audio
 from pathbench.io import read_parquet, write_json, write_parquet, write_text
 from pathbench.openset.evaluate import (
     COUNTS_SCHEMA,
@@ -31,12 +29,13 @@ from pathbench.openset.evaluate import (
     score_held_out,
     select,
 )
-from pathbench.openset.features import FEATURE_SCHEMA, utterance_features
 from pathbench.openset.folds import build_folds, build_tuning_folds, fold_from_dict, fold_to_dict
-from pathbench.openset.schema import FEATURE_NAMES, SCHEMA_ID
+from pathbench.openset.schema import FEATURE_NAMES, FEATURE_SCHEMA, SCHEMA_ID
 from pathbench.openset.types import AggregateMetrics, ModelConfig, OpenSetDataset, OpenSetFold
-from pathbench.reporting.plots import plot_openset_rates
+from pathbench.progress import progress
 from pathbench.stages.score import items_from_manifest
+from pathbench.stages.tracks import variant_audio
+from pathbench.tracks.store import load_tracks
 from pathbench.trimming.stored import StoredTrimmer
 
 RATES = (
@@ -191,6 +190,8 @@ def openset_summary(
     plot_path: str | Path,
 ) -> dict[str, Any]:
     """Per-fold table, mean and spread over outer folds, selections and the pooled confusion."""
+    from pathbench.reporting.plots import plot_openset_rates  # matplotlib: this stage only
+
     results = [_read_json(p) for p in heldout_paths]
     table = pd.DataFrame(
         [
@@ -232,20 +233,22 @@ def openset_features(
     shard: int,
     output_path: str | Path,
     trim_paths: Sequence[str | Path] = (),
+    track_paths: Sequence[str | Path] = (),
 ) -> pd.DataFrame:
     """Feature rows of one shard, on FA-trimmed audio when trim tables are given.
 
-    A failed trim falls back to the plain load, exactly as for the trimmed evaluators.
+    A failed trim falls back to the plain load, exactly as for the trimmed evaluators. The
+    analyses held by the shared-track files ``track_paths`` are reused, not recomputed.
     """
+    from pathbench.openset.features import utterance_features  # Praat, librosa: this stage only
+
+    load_tracks(track_paths)
     manifest = load_manifest(manifest_path, shard)
     trimmer = StoredTrimmer.from_files([manifest_path], trim_paths) if trim_paths else None
     rows = []
-    for item, group in zip(items_from_manifest(manifest), manifest["group_id"], strict=True):
-        audio = (
-            trimmed_audio(trimmer, item)[0]
-            if trimmer is not None
-            else load_shared(item.audio_path, item.start, item.end)
-        )
+    items = progress(items_from_manifest(manifest), f"openset_features {output_path}")
+    for item, group in zip(items, manifest["group_id"], strict=True):
+        audio = variant_audio(item, trimmer)
         rows.append(
             {
                 "utt_id": item.utt_id,

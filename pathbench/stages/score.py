@@ -25,6 +25,7 @@ from pathbench.data.references import index_by_text, select_references
 from pathbench.evaluator import Evaluator, Item, Score, Trimmer, contained, evaluate_all
 from pathbench.io import write_parquet
 from pathbench.metric import FA, RAW, MetricKey
+from pathbench.progress import Progress, progress
 from pathbench.schemas import REFERENCE_SCORE_SCHEMA, SCORE_SCHEMA, SPEAKER_SCORE_SCHEMA
 from pathbench.tracks.store import load_tracks
 from pathbench.trimming.stored import StoredTrimmer
@@ -111,6 +112,7 @@ def score_utterances(
     evaluator = build_evaluator(evaluator_name, options or {}, context or {})
     chosen = _variants(evaluator, variants, _trimmer([manifest_path], trim_paths))
     items = items_from_manifest(load_manifest(manifest_path, shard))
+    meter = Progress(f"score_utterances {output_path}", len(items) * len(chosen))
     rows = [
         _row(
             {"utt_id": it.utt_id, "speaker_id": it.speaker_id},
@@ -118,8 +120,9 @@ def score_utterances(
             score,
         )
         for variant, instance in chosen
-        for it, score in zip(items, evaluate_all(instance, items), strict=True)
+        for it, score in zip(items, evaluate_all(instance, meter.over(items)), strict=True)
     ]
+    meter.finish()
     frame = pd.DataFrame(rows, columns=SCORE_SCHEMA.names)
     settings = {"evaluator": evaluator_name, "options": options, "variants": list(variants)}
     write_parquet(frame, output_path, SCORE_SCHEMA, ["utt_id", "variant"], settings)
@@ -142,7 +145,8 @@ def score_speakers(
     evaluator = build_evaluator(evaluator_name, options or {}, {})
     chosen = _variants(evaluator, variants, _trimmer([manifest_path], trim_paths))
     rows = []
-    for speaker, group in load_manifest(manifest_path).groupby("speaker_id", sort=True):
+    speakers = list(load_manifest(manifest_path).groupby("speaker_id", sort=True))
+    for speaker, group in progress(speakers, f"score_speakers {output_path}", "speakers"):
         items = items_from_manifest(group)
         for variant, instance in chosen:
             score = contained(instance.evaluate_speaker, items)
@@ -191,9 +195,10 @@ def score_reference(
         else {}
     )
     rows = []
+    label = f"score_reference {output_path}"
     for test, item in zip(
         full[full["shard"] == shard].itertuples(index=False),
-        items_from_manifest(full[full["shard"] == shard]),
+        progress(items_from_manifest(full[full["shard"] == shard]), label),
         strict=True,
     ):
         refs = tuple(select_references(test, own, reference, reference_type))

@@ -10,6 +10,7 @@ from pathbench.stages.openset import fold_counts
 from pathbench.preflight import check_config
 from pathbench.data.shard_plan import listed_audio, shard_audio
 from pathbench.data.shard_plan import reference_shards as reference_shard_numbers
+from pathbench.tracks import OPENSET_FEATURE_TRACKS, TRACKS
 
 validate(config, schema="../schemas/config.schema.yaml")
 
@@ -36,6 +37,8 @@ RESOURCES = {
     "results_table": {"mem_mb": 1000, "runtime": 10},
     # The open-set fits run EM over the candidate grid, one tuning fold per job.
     "openset_features": {"mem_mb": 3000, "runtime": 120},
+    # One shared analysis track (pathbench.tracks) of one shard's audio in one variant.
+    "compute_track": {"mem_mb": 2000, "runtime": 60},
     "openset_folds": {"mem_mb": 2000, "runtime": 10},
     "fit_candidates": {"mem_mb": 3000, "runtime": 60},
     "select_config": {"mem_mb": 1000, "runtime": 10},
@@ -91,9 +94,8 @@ UTTERANCE_EVALUATORS = [
 ]
 SPEAKER_EVALUATORS = [n for n in EVALUATORS if EVALUATOR_INFO[n].level == "speaker"]
 REFERENCE_TYPES = list(config["reference_types"])
-NEEDS_TRIM = "fa" in config["variants"] or any(
-    EVALUATOR_INFO[n].variant == "fa" for n in EVALUATORS
-)
+VARIANTS = list(config["variants"])
+NEEDS_TRIM = "fa" in VARIANTS
 
 
 def _alternatives(names):
@@ -104,6 +106,7 @@ wildcard_constraints:
     dataset=_alternatives(DATASETS),
     evaluator=_alternatives(EVALUATORS),
     reftype=_alternatives(REFERENCE_TYPES),
+    variant=_alternatives(VARIANTS),
     shard=r"\d+",
     outer=r"\d+",
     tuning=r"\d+",
@@ -172,6 +175,18 @@ def shard_trim(wildcards):
     return [f"results/{wildcards.dataset}/trim/{wildcards.shard}.parquet"]
 
 
+def utterance_trims(wildcards):
+    """The trim table an utterance-scoring job reads: its shard's, for the fa variant only."""
+    return shard_trim(wildcards) if "fa" in variants(wildcards.evaluator) else []
+
+
+def speaker_trims(wildcards):
+    """The trim tables a speaker-scoring job reads: every shard's, for the fa variant only."""
+    if "fa" not in variants(wildcards.evaluator):
+        return []
+    return trim_tables(wildcards.dataset)
+
+
 def shard_rows(wildcards):
     return f"results/{wildcards.dataset}/shards/{wildcards.shard}.parquet"
 
@@ -192,13 +207,24 @@ def reference_shard_audio_files(wildcards):
 
 
 def reference_trims(wildcards):
-    """The trim tables a trimmed reference measure reads: its shard's and its references'.
+    """The trim tables a reference measure's fa variant reads: its shard's and its references'
+    (none for the raw variant).
 
     Asking for every checkpoint these come from makes Snakemake decide this job only once all
     of them are done, when it knows which trimming jobs really rerun.
     """
-    if EVALUATOR_INFO[wildcards.evaluator].variant != "fa":
+    if wildcards.variant != "fa":
         return []
+    dataset = wildcards.dataset
+    own_shards, other_shards = _reference_job_shards(wildcards)
+    return [f"results/{dataset}/trim/{s}.parquet" for s in own_shards] + [
+        f"results/{dataset}/reference/trim/{s}.parquet" for s in other_shards
+    ]
+
+
+def _reference_job_shards(wildcards):
+    """The test-set and reference-set shards holding a reference job's utterances and their
+    references, once their checkpoints are done."""
     dataset = wildcards.dataset
     plan = _shard_plan(dataset, wildcards.shard)
     own, others = reference_shard_numbers(plan, wildcards.reftype)
@@ -208,9 +234,7 @@ def reference_trims(wildcards):
         _shard_plan(dataset, shard)
     for shard in other_shards:
         _shard_plan(dataset, shard, reference=True)
-    return [f"results/{dataset}/trim/{s}.parquet" for s in own_shards] + [
-        f"results/{dataset}/reference/trim/{s}.parquet" for s in other_shards
-    ]
+    return own_shards, other_shards
 
 
 def scored_reference_audio(wildcards):
@@ -276,8 +300,104 @@ def reference_shards(name):
 
 def variants(name):
     """Score variants of an evaluator: trimmed (fa) only where trimming makes sense."""
-    wanted = config["variants"]
-    return [v for v in wanted if v == "raw" or EVALUATOR_INFO[name].trimmable]
+    return [v for v in VARIANTS if v == "raw" or EVALUATOR_INFO[name].trimmable]
+
+
+# Shared analysis tracks (pathbench.tracks): one file per track, variant and shard, planned
+# only for the tracks a configured consumer reads, in the variants it reads. A consumer added
+# later that reads an existing track adds only its own jobs.
+def evaluator_tracks(name):
+    """The shared tracks an evaluator reads with its configured options."""
+    names = tuple(EVALUATOR_INFO[name].cls.uses_tracks(evaluator_options(name)))
+    unknown = sorted(set(names) - set(TRACKS))
+    if unknown:
+        raise ValueError(
+            f"evaluator {name!r} declares unknown shared tracks {unknown}; "
+            f"known: {sorted(TRACKS)} (pathbench.tracks)"
+        )
+    return names
+
+
+def openset_variant():
+    """The open-set features read trimmed audio whenever trimming runs."""
+    return "fa" if NEEDS_TRIM else "raw"
+
+
+def track_files(dataset, names, track_variants, shard_names, reference=False):
+    """Track files of shards of the test set (or of its reference set)."""
+    root = f"results/{dataset}/reference" if reference else f"results/{dataset}"
+    return [
+        f"{root}/tracks/{track}/{variant}/{shard}.parquet"
+        for track in names
+        for variant in track_variants
+        for shard in shard_names
+    ]
+
+
+def utterance_tracks(wildcards):
+    """The track files of an utterance-scoring job: its shard's, in its variants."""
+    name = wildcards.evaluator
+    return track_files(
+        wildcards.dataset, evaluator_tracks(name), variants(name), [wildcards.shard]
+    )
+
+
+def speaker_tracks(wildcards):
+    """The track files of a speaker-scoring job: every shard's, in its variants."""
+    name, dataset = wildcards.evaluator, wildcards.dataset
+    return track_files(dataset, evaluator_tracks(name), variants(name), shards(dataset))
+
+
+def reference_tracks(wildcards):
+    """The track files of a reference-scoring job: of the test and reference shards holding
+    its utterances and their references, in its variant."""
+    names = evaluator_tracks(wildcards.evaluator)
+    if not names:
+        return []
+    own_shards, other_shards = _reference_job_shards(wildcards)
+    dataset, variant = wildcards.dataset, [wildcards.variant]
+    return track_files(dataset, names, variant, own_shards) + track_files(
+        dataset, names, variant, other_shards, reference=True
+    )
+
+
+def openset_tracks(wildcards):
+    return track_files(
+        wildcards.dataset,
+        OPENSET_FEATURE_TRACKS,
+        [openset_variant()],
+        [wildcards.shard],
+    )
+
+
+def planned_tracks(dataset):
+    """Every track file some configured consumer of ``dataset`` reads."""
+    files = {
+        path
+        for name in UTTERANCE_EVALUATORS + SPEAKER_EVALUATORS + REFERENCE_EVALUATORS
+        for path in track_files(
+            dataset, evaluator_tracks(name), variants(name), shards(dataset)
+        )
+    }
+    if reference_dir(dataset) is not None:
+        files.update(
+            path
+            for name in REFERENCE_EVALUATORS
+            for path in track_files(
+                dataset,
+                evaluator_tracks(name),
+                variants(name),
+                reference_shards(dataset),
+                reference=True,
+            )
+        )
+    if config["openset"]["enabled"]:
+        files.update(
+            track_files(
+                dataset, OPENSET_FEATURE_TRACKS, [openset_variant()], shards(dataset)
+            )
+        )
+    return sorted(files)
 
 
 def utterance_scores(dataset):
@@ -290,8 +410,9 @@ def utterance_scores(dataset):
 
 def reference_scores(dataset):
     return [
-        f"results/{dataset}/reference_scores/{evaluator}/{reftype}/{shard}.parquet"
+        f"results/{dataset}/reference_scores/{evaluator}/{variant}/{reftype}/{shard}.parquet"
         for evaluator in REFERENCE_EVALUATORS
+        for variant in variants(evaluator)
         for reftype in REFERENCE_TYPES
         for shard in shards(dataset)
     ]
@@ -340,6 +461,7 @@ def intermediate_targets(dataset):
         *utterance_scores(dataset),
         *reference_scores(dataset),
         *speaker_scores(dataset),
+        *planned_tracks(dataset),
         f"results/{dataset}/speakers.parquet",
     ]
     if reference_dir(dataset) is not None:

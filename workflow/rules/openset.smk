@@ -3,6 +3,7 @@ rule openset_features:
         manifest=shard_rows,
         trims=shard_trim,
         audio=shard_audio_files,
+        tracks=openset_tracks,
     output:
         "results/{dataset}/openset/features/{shard}.parquet",
     log:

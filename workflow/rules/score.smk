@@ -1,8 +1,9 @@
 rule score_utterances:
     input:
         manifest=shard_rows,
-        trims=shard_trim,
+        trims=utterance_trims,
         audio=shard_audio_files,
+        tracks=utterance_tracks,
     output:
         "results/{dataset}/scores/{evaluator}/{shard}.parquet",
     log:
@@ -27,8 +28,9 @@ rule score_utterances:
 rule score_speakers:
     input:
         manifest="results/{dataset}/manifest.parquet",
-        trims=lambda wc: trim_tables(wc.dataset),
+        trims=speaker_trims,
         audio=dataset_audio_files,
+        tracks=speaker_tracks,
     output:
         "results/{dataset}/speaker_scores/{evaluator}.parquet",
     log:
@@ -52,10 +54,11 @@ rule score_reference:
         reference="results/{dataset}/shards/{shard}.reference_related.parquet",
         trims=reference_trims,
         audio=scored_reference_audio,
+        tracks=reference_tracks,
     output:
-        "results/{dataset}/reference_scores/{evaluator}/{reftype}/{shard}.parquet",
+        "results/{dataset}/reference_scores/{evaluator}/{variant}/{reftype}/{shard}.parquet",
     log:
-        "logs/{dataset}/score_reference/{evaluator}/{reftype}/{shard}.log",
+        "logs/{dataset}/score_reference/{evaluator}/{variant}/{reftype}/{shard}.log",
     conda:
         "../envs/pathbench.yaml"
     threads: 1

@@ -1,0 +1,217 @@
+"""Shared analysis tracks: the memo, the track files, and the consumers reading them.
+
+The guarantee under test is that a measure's result never depends on whether its analysis was
+reused: a track value comes back bit for bit from the memo and from a track file, and only for
+exactly the audio and settings it was computed from.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from workflow_run import copy_workflow, snakemake
+
+from pathbench import SAMPLE_RATE, registry, tracks
+from pathbench.audio import load_audio
+from pathbench.evaluator import Item
+from pathbench.evaluators.signal import CPPSEvaluator, StdPitchEvaluator
+from pathbench.evaluators.speaker import F0RangeEvaluator, VSAEvaluator
+from pathbench.measures import cepstral
+from pathbench.measures.pitch import pitch_track, praat_pitch
+from pathbench.openset.features import utterance_features
+from pathbench.status import TOO_SHORT, NoScore
+from pathbench.tracks.store import EXCEPTION, NO_SCORE, VALUE, load_tracks, track_row, write_track
+
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
+NAMES = ("BLUE_english32", "BLUE_english33", "BLUE_english34", "BLUE_japanese10")
+
+
+@pytest.fixture(autouse=True)
+def empty_memo():
+    tracks.forget()
+    yield
+    tracks.forget()
+
+
+@pytest.fixture(scope="module")
+def speech() -> list[np.ndarray]:
+    return [load_audio(FIXTURES / f"{name}.wav") for name in NAMES]
+
+
+def _bytes(arrays: tuple[np.ndarray, ...]) -> list[bytes]:
+    return [array.tobytes() for array in arrays]
+
+
+def test_a_remembered_track_is_the_computed_one_and_is_not_recomputed(speech):
+    first = pitch_track(speech[0], SAMPLE_RATE)
+    again = pitch_track(speech[0].copy(), SAMPLE_RATE)  # another array, the same samples
+    assert _bytes(again) == _bytes(first) == _bytes(praat_pitch(speech[0], SAMPLE_RATE))
+    assert tracks.counts() == {("pitch", "computed"): 1, ("pitch", "reused"): 1}
+    with pytest.raises(ValueError):
+        again[1][0] = 1.0  # shared with every later caller, so read-only
+
+
+def test_other_audio_dtype_shape_or_settings_do_not_collide(speech):
+    audio = speech[0]
+    nudged = audio.copy()
+    nudged[1000] += 2.0**-20
+    other_settings = tracks.Track(
+        "pitch", tracks.PITCH.fields, "other settings", tracks.PITCH.function
+    )
+    pitch_track(audio, SAMPLE_RATE)
+    pitch_track(nudged, SAMPLE_RATE)
+    tracks.value(other_settings, audio, SAMPLE_RATE)
+    tracks.value(tracks.PITCH, audio.astype(np.float32), SAMPLE_RATE)
+    assert tracks.counts() == {("pitch", "computed"): 4}
+    digests = {
+        tracks.audio_digest(a) for a in (audio, nudged, audio.astype(np.float32), audio[None, :])
+    }
+    assert len(digests) == 4
+
+
+def test_a_track_file_round_trips_bit_exactly_with_its_failures(tmp_path, speech):
+    short = speech[0][:800]  # 50 ms: shorter than one CPPS analysis window
+    audios = {"a": speech[0], "b": speech[1], "short": short}
+    rows = [track_row(tracks.CPPS, utt, audio, SAMPLE_RATE) for utt, audio in audios.items()]
+    rows += [track_row(tracks.PITCH, utt, audio, SAMPLE_RATE) for utt, audio in audios.items()]
+    assert [row["outcome"] for row in rows[:3]] == [VALUE, VALUE, NO_SCORE]
+    write_track(rows[:3], tmp_path / "cpps.parquet", tracks.CPPS, "raw")
+    write_track(rows[3:], tmp_path / "pitch.parquet", tracks.PITCH, "raw")
+    expected = {utt: pitch_track(audio, SAMPLE_RATE) for utt, audio in audios.items()}
+    with pytest.raises(NoScore) as computed_failure:
+        tracks.cpps(short, SAMPLE_RATE)
+
+    tracks.forget()
+    assert load_tracks([tmp_path / "cpps.parquet", tmp_path / "pitch.parquet"]) == 6
+    for utt, audio in audios.items():
+        assert _bytes(pitch_track(audio, SAMPLE_RATE)) == _bytes(expected[utt])
+    for utt in ("a", "b"):
+        assert tracks.cpps(audios[utt], SAMPLE_RATE) == cepstral.cpps(audios[utt], SAMPLE_RATE)
+    with pytest.raises(NoScore) as replayed:
+        tracks.cpps(short, SAMPLE_RATE)
+    assert (replayed.value.status, replayed.value.reason) == (
+        TOO_SHORT,
+        computed_failure.value.reason,
+    )
+    assert tracks.counts() == {("pitch", "reused"): 3, ("cpps", "reused"): 3}
+
+
+def _raises(audio: np.ndarray, fs: int) -> tuple[np.ndarray, ...]:
+    raise ValueError("this analysis always fails")
+
+
+def test_an_unexpected_error_is_recorded_but_never_replayed(tmp_path, speech):
+    failing = tracks.Track("failing", ("x",), "none", f"{__name__}:_raises")
+    row = track_row(failing, "a", speech[0], SAMPLE_RATE)
+    assert (row["outcome"], row["reason"]) == (EXCEPTION, "ValueError: this analysis always fails")
+    write_track([row], tmp_path / "failing.parquet", failing, "raw")
+    assert load_tracks([tmp_path / "failing.parquet"]) == 0  # not a known track, nor a value
+
+
+def test_stale_settings_in_a_file_are_not_loaded(tmp_path, speech):
+    row = track_row(tracks.PITCH, "a", speech[0], SAMPLE_RATE)
+    write_track(
+        [row | {"settings": "an older analysis"}], tmp_path / "p.parquet", tracks.PITCH, "raw"
+    )
+    tracks.forget()
+    assert load_tracks([tmp_path / "p.parquet"]) == 0
+    pitch_track(speech[0], SAMPLE_RATE)
+    assert tracks.counts() == {("pitch", "computed"): 1}
+
+
+def _same(a: dict[str, float], b: dict[str, float]) -> bool:
+    return a.keys() == b.keys() and all(
+        (math.isnan(a[k]) and math.isnan(b[k])) or a[k] == b[k] for k in a
+    )
+
+
+def test_consumers_give_identical_results_from_track_files(tmp_path, speech):
+    items = [Item(name, "", language="en") for name in NAMES]
+
+    def results() -> tuple:
+        return (
+            [StdPitchEvaluator().score_loaded(a) for a in speech],
+            [CPPSEvaluator().score_loaded(a) for a in speech],
+            F0RangeEvaluator().score_loaded(speech, items),
+            VSAEvaluator().score_loaded(speech, items),
+            [utterance_features(a, SAMPLE_RATE) for a in speech],
+        )
+
+    fresh = results()
+    computed = tracks.counts()
+    assert computed[("pitch", "computed")] == len(speech)  # once per utterance, for 5 consumers
+    assert computed[("cpps", "computed")] == len(speech)  # once, for cpps and the features
+    for track in (tracks.PITCH, tracks.CPPS):
+        rows = [
+            track_row(track, name, a, SAMPLE_RATE) for name, a in zip(NAMES, speech, strict=True)
+        ]
+        write_track(rows, tmp_path / f"{track.name}.parquet", track, "raw")
+
+    tracks.forget()
+    load_tracks(sorted(tmp_path.glob("*.parquet")))
+    reused = results()
+    assert not any(kind == "computed" for _, kind in tracks.counts())
+    assert reused[:4] == fresh[:4]
+    assert all(_same(a, b) for a, b in zip(reused[4], fresh[4], strict=True))
+
+
+def test_every_declared_track_exists():
+    declared = {name: registry.info(name).cls.uses_tracks({}) for name in registry.names()}
+    assert declared["cpps"] == ("cpps",) and declared["std_pitch"] == ("pitch",)
+    assert CPPSEvaluator.uses_tracks({"implementation": "praat"}) == ()
+    for names in [*declared.values(), tracks.OPENSET_FEATURE_TRACKS]:
+        assert set(names) <= set(tracks.TRACKS), names
+
+
+SMALL_RUN = {
+    "demo": {"n_pathological": 4, "n_control": 1, "n_utterances": 2},
+    "datasets": {"demo": {"path": "resources/demo/pathological", "trim_backend": "energy"}},
+    "evaluators": ["std_pitch"],
+    "variants": ["raw"],
+    "shard_size": 4,
+    "openset": {"enabled": False},
+}
+
+
+def _jobs(plan: str) -> set[str]:
+    """Names of the rules with a job in a dry run's plan."""
+    return set(re.findall(r"^(?:local)?(?:rule|checkpoint) (\w+):", plan, flags=re.MULTILINE))
+
+
+@pytest.mark.slow
+def test_track_files_are_job_inputs_and_a_new_consumer_reruns_no_track_job(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    (workdir / "small.yaml").write_text(yaml.safe_dump(SMALL_RUN))
+    snakemake(workdir, "--cores", "2", "--configfile", "small.yaml")
+    track_dir = workdir / "results/demo/tracks/pitch/raw"
+    assert sorted(p.name for p in track_dir.iterdir()) == ["0000.parquet", "0001.parquet"]
+    logs = sorted((workdir / "logs/demo/score_utterances/std_pitch").glob("*.log"))
+    assert len(logs) == 2
+    for log in logs:  # every pitch track came from the track file, none was recomputed
+        assert "tracks: pitch 4 reused, 0 computed" in log.read_text(), log.read_text()
+
+    extended = SMALL_RUN | {"evaluators": ["std_pitch", "f0_range"]}
+    (workdir / "extended.yaml").write_text(yaml.safe_dump(extended))
+    plan = snakemake(workdir, "-n", "--configfile", "extended.yaml").stdout
+    assert "score_speakers" in _jobs(plan)
+    assert not {"compute_track", "score_utterances"} & _jobs(plan), plan
+
+    (track_dir / "0001.parquet").unlink()  # rebuilt, so its consumer (only) reruns
+    plan = snakemake(workdir, "-n", "--configfile", "small.yaml").stdout
+    outputs = set(re.findall(r"^\s+output: (\S+)$", plan, flags=re.MULTILINE))
+    assert {
+        "results/demo/tracks/pitch/raw/0001.parquet",
+        "results/demo/scores/std_pitch/0001.parquet",
+    } <= outputs
+    assert (
+        not {
+            "results/demo/tracks/pitch/raw/0000.parquet",
+            "results/demo/scores/std_pitch/0000.parquet",
+        }
+        & outputs
+    )
