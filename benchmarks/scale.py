@@ -48,6 +48,7 @@ from pathlib import Path
 import yaml
 
 from pathbench.demo.corpus import make_demo
+from pathbench.seeds import DEMO_SEED
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
@@ -497,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
         default=250,
         help="utterances per scoring job (default: the schema default, 250)",
     )
-    parser.add_argument("--seed", type=int, default=20260101)
+    parser.add_argument("--seed", type=int, default=DEMO_SEED)
     parser.add_argument(
         "--timeout",
         type=float,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from pathbench.languages import MANDARIN
+
 _SPACES = re.compile(r"\s+")
 
 
@@ -33,6 +35,6 @@ def count_words(text: str, language: str) -> int:
     space-separated non-Han token such as a Latin-script word or a digit string.
     """
     cleaned = clean_text(text)
-    if language != "cmn":
+    if language != MANDARIN:
         return len(cleaned.split())
     return len(_HAN.findall(cleaned)) + len(_HAN.sub(" ", cleaned).split())

@@ -5,7 +5,7 @@ import sys
 console = sys.stderr
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.data.dataset import DatasetError
+from pathbench.data.validation import DatasetError
 from pathbench.stages.validate import failed_report_path, validate_dataset
 
 try:

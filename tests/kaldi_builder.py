@@ -7,6 +7,9 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from pathbench.data.dataset import Dataset
+from pathbench.data.references import ReferenceAudio, index_by_text, select_references
+
 SPEAKERS = {"spk1": ("f", "80"), "spk2": ("m", "N/A")}
 TEXTS = ("The cat sat.", "A dog ran!")
 
@@ -48,3 +51,12 @@ def build_dataset(root: Path, *, segments: bool = False) -> Path:
     if segments:
         write_lines(root / "segments", seg)
     return root
+
+
+def references_of(
+    dataset: Dataset, utt_id: str, kind: str, reference: Dataset | None = None
+) -> list[ReferenceAudio]:
+    """The references the scoring stage selects for ``utt_id`` of a validated dataset."""
+    own = index_by_text(dataset.utterances.values())
+    others = index_by_text(reference.utterances.values()) if reference is not None else {}
+    return select_references(dataset.utterances[utt_id], own, others, kind)

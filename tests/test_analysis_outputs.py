@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from pathbench.io import write_parquet
-from pathbench.stages.aggregate import SPEAKERS_SCHEMA
+from pathbench.schemas import SPEAKERS_SCHEMA
 from pathbench.stages.analysis import correlate, plot_dataset, results_table
 
 KALDI = Path(__file__).resolve().parents[1] / "../shared/fixtures/kaldi-metadata"

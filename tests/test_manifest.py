@@ -8,8 +8,9 @@ import pyarrow.parquet as pq
 import pytest
 from kaldi_builder import build_dataset, write_lines
 
-from pathbench.data.dataset import DatasetError
-from pathbench.data.manifest import MANIFEST_SCHEMA, assign_shards, load_manifest
+from pathbench.data.manifest import assign_shards, load_manifest
+from pathbench.data.validation import DatasetError
+from pathbench.schemas import MANIFEST_SCHEMA
 from pathbench.stages.validate import validate_dataset
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from openset_frames import speaker_frame
 
 from pathbench.io import read_parquet, write_parquet
 from pathbench.openset import (
@@ -43,26 +44,6 @@ GRID = {
     "absolute_threshold": [-1.0, 0.0, 1.0],
     "margin_threshold": [0.0, 0.5],
 }
-
-
-def speaker_frame(seed: int = 0) -> pd.DataFrame:
-    """Five Gaussian speakers, each with four recording groups of three utterances."""
-    rng = np.random.default_rng(seed)
-    centres = rng.normal(0.0, 1.5, size=(5, len(FEATURE_NAMES)))
-    records = [
-        {
-            "utt_id": f"u{s}{g}{u}",
-            "speaker_id": f"spk{s}",
-            "group_id": f"spk{s}-g{g}",
-            **dict(
-                zip(FEATURE_NAMES, centres[s] + rng.normal(size=len(FEATURE_NAMES)), strict=True)
-            ),
-        }
-        for s in range(5)
-        for g in range(4)
-        for u in range(3)
-    ]
-    return pd.DataFrame(records)
 
 
 def base_plan(frame: pd.DataFrame | None = None) -> EvaluationPlan:

@@ -12,10 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from kaldi_builder import build_dataset, tone, write_lines
+from kaldi_builder import build_dataset, references_of, tone, write_lines
 
-from pathbench.data.dataset import Dataset, DatasetError
+from pathbench.data.dataset import Dataset
 from pathbench.data.manifest import load_manifest
+from pathbench.data.validation import DatasetError
 from pathbench.stages.validate import failed_report_path, validate_dataset
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
@@ -35,6 +36,29 @@ def warnings_of(ds: Dataset) -> list:
     return [f for f in ds.findings if f.severity == "warning"]
 
 
+def as_reference(test: Path, control: Path, scratch: Path, **options) -> Dataset:
+    """Validate ``control`` as the reference set of ``test``, as the workflow's
+    ``validate_reference`` rule does: against the manifest of the validated test set."""
+    audio = {"check_audio": options.get("check_audio", True)}
+    test_manifest = scratch / "test_manifest.parquet"
+    validate_dataset(test, test_manifest, scratch / "test.json", n_shards=1, **audio)
+    return validate_dataset(
+        control,
+        scratch / "reference_manifest.parquet",
+        scratch / "reference.json",
+        n_shards=1,
+        test_manifest=test_manifest,
+        test_directory=test,
+        **options,
+    )
+
+
+def refused(test: Path, control: Path, scratch: Path, **options) -> DatasetError:
+    with pytest.raises(DatasetError) as caught:
+        as_reference(test, control, scratch, **options)
+    return caught.value
+
+
 def write_hashes(root: Path) -> None:
     lines = []
     for line in (root / "wav.scp").read_text().splitlines():
@@ -46,7 +70,7 @@ def write_hashes(root: Path) -> None:
 # ----------------------------------------------------------- item 3: reference = test set
 def test_reference_that_is_the_test_set_is_refused_naming_both(tmp_path):
     test = build_dataset(tmp_path / "test")
-    err = failing(test, reference=Dataset(test))
+    err = refused(test, test, tmp_path)
     (finding,) = errors(err)
     assert "is the test dataset" in finding.problem
     assert str(test) in finding.problem and finding.file == str(test)
@@ -58,11 +82,11 @@ def test_reference_sharing_a_recording_file_is_refused(tmp_path):
     lines = (control / "wav.scp").read_text().splitlines()
     lines[0] = f"spk1_u0 {test / 'wav' / 'spk1_u0.wav'}"
     write_lines(control / "wav.scp", lines)
-    (finding,) = errors(failing(test, reference=Dataset(control)))
+    (finding,) = errors(refused(test, control, tmp_path))
     assert finding.value == "spk1_u0 = spk1_u0" and "shares 1 recording" in finding.problem
     assert str(test) in finding.problem and str(control) in finding.problem
-    dropped = Dataset(test, reference=Dataset(control), on_error="drop")
-    assert dropped.dropped == ["spk1_u0"] and len(dropped) == 3
+    dropped = as_reference(test, control, tmp_path, on_error="drop")
+    assert dropped.dropped == ["spk1_u0"] and "spk1_u0" not in dropped.utterances
 
 
 def test_reference_with_a_copy_of_a_recording_is_refused_by_hash(tmp_path):
@@ -76,7 +100,7 @@ def test_reference_with_a_copy_of_a_recording_is_refused_by_hash(tmp_path):
     for k, utt in enumerate(("spk1_u0", "spk1_u1", "spk2_u0")):
         sf.write(test / "wav" / f"{utt}.wav", tone(1.0, freq=150.0 + k), 16000, subtype="PCM_16")
     write_hashes(test)
-    (finding,) = errors(failing(test, reference=Dataset(control)))
+    (finding,) = errors(refused(test, control, tmp_path))
     assert finding.value == "spk2_u1 = spk2_u1"
 
 
@@ -97,7 +121,7 @@ def test_disjoint_segments_of_one_recording_are_not_an_overlap(tmp_path):
     write_lines(
         control / "text", ["spk1_u1 A dog ran!", "spk2_u0 The cat sat.", "spk2_u1 A dog ran!"]
     )
-    Dataset(test, reference=Dataset(control))
+    assert not as_reference(test, control, tmp_path).findings
 
 
 def test_workflow_refuses_a_reference_overlapping_the_test_manifest(tmp_path):
@@ -133,15 +157,16 @@ def test_workflow_refuses_a_reference_overlapping_the_test_manifest(tmp_path):
     assert "spk2_u1" not in set(load_manifest(tmp_path / "ref" / "manifest.parquet")["utt_id"])
 
 
-def test_easycall_metadata_shares_one_recording_between_its_sets():
+def test_easycall_metadata_shares_one_recording_between_its_sets(tmp_path):
     """Real metadata: EasyCall's word sets hold byte-identical files (same wav_hash.scp
     digest) under several speakers; one pair has the same word and would self-reference."""
     root = FIXTURES / "kaldi-metadata" / "easycall"
-    control = Dataset(root / "control/word/unbalanced", check_audio=False)
+    control = root / "control/word/unbalanced"
     test = root / "pathological/word/unbalanced"
-    err = failing(test, reference=control, check_audio=False)
+    err = refused(test, control, tmp_path, check_audio=False)
     (finding,) = errors(err)
     assert finding.value == "m13_04_salva = fc10_06_salva"
+    assert finding.utterances == ("fc10_06_salva",)
     (warning,) = [f for f in err.findings if f.severity == "warning"]
     assert "shares 16 recording(s)" in warning.problem and "different transcriptions" in (
         warning.problem
@@ -158,8 +183,7 @@ def test_all_references_never_include_the_utterance_itself(tmp_path):
             handle.write(line + "\n")
     write_lines(root / "spk2score", ["spk1 80", "spk2 N/A", "spk3 50"])
     write_lines(root / "spk2gender", ["spk1 f", "spk2 m", "spk3 f"])
-    ds = Dataset(root)
-    refs = [Path(p).stem for p, _s, _e in ds.references("spk1_u0", "all")]
+    refs = [Path(p).stem for p, _s, _e in references_of(Dataset(root), "spk1_u0", "all")]
     assert refs == ["spk2_u0"]
 
 
@@ -285,11 +309,11 @@ def test_spk2gender_is_optional(tmp_path):
     test = build_dataset(tmp_path / "test")
     control = build_dataset(tmp_path / "control")
     (test / "spk2gender").unlink()
-    ds = Dataset(test, reference=Dataset(control))
+    ds, reference = Dataset(test), Dataset(control)
     (warning,) = warnings_of(ds)
     assert warning.file.endswith("spk2gender") and "'control' references" in warning.problem
-    assert ds.references("spk1_u0", "control") == []
-    assert len(ds.references("spk1_u0", "all")) == 3
+    assert references_of(ds, "spk1_u0", "control", reference) == []
+    assert len(references_of(ds, "spk1_u0", "all", reference)) == 3
     validate_dataset(test, tmp_path / "m.parquet", tmp_path / "v.json", n_shards=1)
     assert set(load_manifest(tmp_path / "m.parquet")["gender"]) == {""}
     report = json.loads((tmp_path / "v.json").read_text())
@@ -329,7 +353,7 @@ def test_segment_channel_field(tmp_path):
     root = build_dataset(tmp_path, segments=True)
     lines = (root / "segments").read_text().splitlines()
     write_lines(root / "segments", [line + " 0" for line in lines])
-    assert len(Dataset(root)) == 4
+    assert len(Dataset(root).utterances) == 4
     lines[1] += " 1"
     write_lines(root / "segments", lines)
     (finding,) = errors(failing(root))

@@ -7,8 +7,27 @@ dataset in one pass when they see every problem at once.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
+
+NOT_RATED = "N/A"
+"""The ``spk2score`` value of a speaker without a rating (PathBench's controls)."""
+
+
+def parse_score(raw: str) -> float | None:
+    """A ``spk2score`` value: a finite float, NaN for :data:`NOT_RATED`, None if invalid.
+
+    'nan' and 'inf' are no more a score than 'x': a speaker silently read as unrated would
+    change every correlation of the dataset, so callers report None as an error.
+    """
+    if raw == NOT_RATED:
+        return math.nan
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)
@@ -63,8 +82,26 @@ class Table:
     def get(self, key: str) -> Entry | None:
         return self.entries.get(key)
 
-    def keys(self) -> list[str]:
-        return list(self.entries)
+
+@dataclass
+class FindingLog:
+    """The findings of one validation and the shorthand the checks add them with."""
+
+    findings: list[Finding] = field(default_factory=list)
+
+    def error(
+        self,
+        where: Table | Path,
+        line: int,
+        value: str,
+        problem: str,
+        fix: str,
+        utterances: tuple[str, ...] = (),
+        severity: str = "error",
+    ) -> None:
+        """Add a finding in ``where`` (a parsed table or a file path)."""
+        path = where.path if isinstance(where, Table) else where
+        self.findings.append(Finding(str(path), line, value, problem, fix, severity, utterances))
 
 
 UTF8_BOM = b"\xef\xbb\xbf"

@@ -13,30 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from pathbench.io import read_parquet
-
-MANIFEST_SCHEMA = pa.schema(
-    [
-        ("utt_id", pa.string()),
-        ("speaker_id", pa.string()),
-        ("recording_id", pa.string()),
-        ("group_id", pa.string()),
-        ("audio_path", pa.string()),
-        ("start", pa.float64()),
-        ("end", pa.float64()),
-        ("text", pa.string()),
-        ("text_clean", pa.string()),
-        ("gender", pa.string()),
-        ("language", pa.string()),
-        ("duration_s", pa.float64()),
-        ("sample_rate", pa.int32()),
-        ("channels", pa.int16()),
-        ("score", pa.float64()),
-        ("shard", pa.int32()),
-    ]
-)
 
 
 def count_utterances(dataset_dir: str | Path) -> int:

@@ -2,8 +2,8 @@
 
 PathBench compares an utterance with other speakers saying the same (cleaned) text, in two
 flavours: ``control`` (same gender, control speakers only) and ``all`` (anyone else, gender
-ignored). The rule lives here once and serves both the :class:`~pathbench.data.dataset.Dataset`
-API and the workflow, which works from manifests.
+ignored). The rule lives here once and serves every stage that needs it (shard planning,
+reference scoring), all of which work from manifests.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ ReferenceAudio = tuple[str, float, float]
 
 
 class Recording(Protocol):
-    """What reference matching reads; manifest rows and ``Utterance`` objects both fit."""
+    """What reference matching reads; manifest rows and validated ``Utterance`` objects both fit."""
 
     utt_id: str
     speaker_id: str

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pathbench.demo.corpus import expected_utterances, make_demo
+from pathbench.seeds import DEMO_SEED
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -17,7 +18,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m pathbench.demo", description="Generate the demo corpus."
     )
     parser.add_argument("out", type=Path)
-    parser.add_argument("--seed", type=int, default=20260101)
+    parser.add_argument("--seed", type=int, default=DEMO_SEED)
     parser.add_argument("--n-pathological", type=int, default=8)
     parser.add_argument("--n-control", type=int, default=6)
     parser.add_argument("--n-utterances", type=int, default=8)

@@ -51,7 +51,10 @@ import numpy as np
 import soundfile as sf
 
 from pathbench import SAMPLE_RATE
+from pathbench.data.kaldi import NOT_RATED
 from pathbench.demo.synth import Voice, plan_text, synthesize
+from pathbench.languages import ENGLISH
+from pathbench.seeds import DEMO_SEED
 
 SENTENCES = (
     "the cat sat on the mat",
@@ -403,9 +406,9 @@ def _write_dataset(
     _write_lines(root / "spk2age", {s.speaker_id: str(s.age) for s in speakers})
     _write_lines(
         root / "spk2score",
-        {s.speaker_id: "N/A" if s.score is None else f"{s.score:.2f}" for s in speakers},
+        {s.speaker_id: NOT_RATED if s.score is None else f"{s.score:.2f}" for s in speakers},
     )
-    (root / "language").write_text("en\n", encoding="utf-8", newline="\n")
+    (root / "language").write_text(f"{ENGLISH}\n", encoding="utf-8", newline="\n")
     return truth
 
 
@@ -429,7 +432,7 @@ def _normalise_texts(texts: Sequence[str]) -> list[str]:
 def make_demo(
     out_dir: str | Path,
     *,
-    seed: int = 20260101,
+    seed: int = DEMO_SEED,
     n_pathological: int = 8,
     n_control: int = 6,
     n_utterances: int = 8,

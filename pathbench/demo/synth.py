@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from scipy.signal import butter, lfilter, sosfilt
 
 from pathbench import SAMPLE_RATE
 
@@ -436,6 +435,8 @@ def _vocal_tract(source: np.ndarray, formants: np.ndarray) -> np.ndarray:
     so coefficient changes do not inject transients. Runs of identical coefficients (held vowel
     targets) are filtered in one call. Each resonator has unit gain at 0 Hz.
     """
+    from scipy.signal import lfilter  # here: the workflow's parse reads this package's sizes
+
     blocks = len(formants)
     radius = np.exp(-np.pi * BANDWIDTHS_HZ / SAMPLE_RATE)
     theta = 2.0 * np.pi * formants / SAMPLE_RATE
@@ -485,6 +486,8 @@ def _frication_band(segment: _Segment) -> str | None:
 
 @cache
 def _band_filter(band: str) -> np.ndarray:
+    from scipy.signal import butter
+
     low, high = _FRICATION_BANDS_HZ[band]
     return butter(4, [low, high], btype="bandpass", fs=SAMPLE_RATE, output="sos")
 
@@ -503,6 +506,8 @@ def synthesize(
     absolute level is the caller's choice. ``lengthening`` stretches every segment (isolated
     citation words are spoken more slowly than sentences).
     """
+    from scipy.signal import lfilter, sosfilt
+
     segments = _segments(words, voice, rng, lengthening)
     total = segments[-1].end + TAIL_S
     n = int(round(total * SAMPLE_RATE))

@@ -34,6 +34,7 @@ from pathbench.evaluator import (
     Score,
     guarded,
 )
+from pathbench.languages import LANGUAGES
 from pathbench.neural import ctc, phonemes
 from pathbench.neural import lm as ngram
 from pathbench.neural import models as loading
@@ -43,7 +44,7 @@ EMPTY_PHONEMISATION = "empty_phonemisation"
 """Status when a text yields no phone the model knows (nothing to align or compare)."""
 LOAD_CHUNK = 64
 """Utterances whose audio is held in memory at once; the model batches within a chunk."""
-PATHBENCH_LANGUAGES = ("en", "es", "nl", "it", "cmn")
+PATHBENCH_LANGUAGES = LANGUAGES
 ASR_DEFAULT: Mapping[str, str] = loading.ASR_MODELS
 
 

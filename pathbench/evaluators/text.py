@@ -17,6 +17,7 @@ import numpy as np
 from pathbench import SAMPLE_RATE
 from pathbench.audio import load_shared
 from pathbench.evaluator import ReferenceTxtEvaluator, Score, Trimmer, guarded
+from pathbench.languages import ENGLISH
 from pathbench.measures import recognition
 from pathbench.status import ERROR, OK
 from pathbench.text import count_words
@@ -26,7 +27,7 @@ from pathbench.trimming.sphinx import SphinxModels
 class _SphinxEvaluator(ReferenceTxtEvaluator):
     """Shared model handling; subclasses say which measure of :mod:`recognition` they run."""
 
-    languages = ("en",)
+    languages = (ENGLISH,)
 
     def __init__(self) -> None:
         self.models = SphinxModels()
@@ -83,18 +84,28 @@ class WPMEvaluator(ReferenceTxtEvaluator):
     unit = "words/min"
     trimmable = True
 
-    def __init__(self, trimmer: Trimmer | None = None) -> None:
-        self.trimmer = trimmer
-
     def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:
-        if self.trimmer is None:
-            audio = load_shared(audio_path, start, end)
-        else:
-            audio = self.trimmer.trim(audio_path, transcription, language, start, end).audio
+        return self.score_loaded(load_shared(audio_path, start, end), transcription, language)
+
+    def score_loaded(self, audio: np.ndarray | None, transcription: str, language: str) -> Score:
+        """The rate over audio already cut (the trimming wrapper enters here)."""
         if audio is None:
             return Score(None, ERROR, "no audio samples")
         n_words = count_words(transcription, language)
         return guarded(lambda: recognition.wpm(n_words, len(audio) / SAMPLE_RATE))
 
-    def trimmed(self, trimmer: Trimmer) -> WPMEvaluator:
-        return WPMEvaluator(trimmer)
+    def trimmed(self, trimmer: Trimmer) -> TrimmedWPMEvaluator:
+        return TrimmedWPMEvaluator(self, trimmer)
+
+
+class TrimmedWPMEvaluator(ReferenceTxtEvaluator):
+    """The ``fa`` variant of ``wpm``: the words over the duration of the trimmed speech. Unlike
+    the trimmed signal measures it needs the transcription, so it has its own wrapper."""
+
+    def __init__(self, inner: WPMEvaluator, trimmer: Trimmer) -> None:
+        self.inner, self.trimmer = inner, trimmer
+        self.name, self.direction = inner.name, inner.direction
+
+    def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:
+        outcome = self.trimmer.trim(audio_path, transcription, language, start, end)
+        return self.inner.score_loaded(outcome.audio, transcription, language)

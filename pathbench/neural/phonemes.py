@@ -19,6 +19,8 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from functools import cache
 
+from pathbench.languages import LANGUAGE_ALIASES
+
 ESPEAK_LANGUAGES: Mapping[str, str] = {
     "en": "en-us",
     "en-us": "en-us",
@@ -26,9 +28,9 @@ ESPEAK_LANGUAGES: Mapping[str, str] = {
     "nl": "nl",
     "it": "it",
     "cmn": "cmn",
-    "zh": "cmn",
 }
-"""Dataset language → espeak-ng voice, as PathBench maps them (English is US English)."""
+"""Dataset language → espeak-ng voice, as PathBench maps them (English is US English); aliases
+such as ``zh`` are resolved first (:data:`pathbench.languages.LANGUAGE_ALIASES`)."""
 
 _CJK_PUNCTUATION = "\u3000\u3001\u3002\uff01\uff0c\uff0e\uff1a\uff1b\uff1f\u300a\u300b\u300c\u300d"
 _CJK_PUNCTUATION += "\u300e\u300f\u3010\u3011\u2018\u2019\u201c\u201d\uff08\uff09\u2014\u2026"
@@ -50,7 +52,8 @@ def clean(text: str) -> str:
 
 def espeak_voice(language: str) -> str:
     """The espeak-ng voice for a dataset language (unknown languages pass through)."""
-    return ESPEAK_LANGUAGES.get(language, language)
+    code = LANGUAGE_ALIASES.get(language, language)
+    return ESPEAK_LANGUAGES.get(code, code)
 
 
 def espeak_binary() -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import pyarrow as pa
+
 SCHEMA_ID = "pathbench-acoustic-24/1"
 
 FEATURE_NAMES: tuple[str, ...] = (
@@ -38,6 +40,12 @@ FEATURE_NAMES: tuple[str, ...] = (
     "pause_fraction",
 )
 """Mask bit ``i`` (0-based) selects ``FEATURE_NAMES[i]``."""
+
+FEATURE_SCHEMA = pa.schema(
+    [("utt_id", pa.string()), ("speaker_id", pa.string()), ("group_id", pa.string())]
+    + [(name, pa.float64()) for name in FEATURE_NAMES]
+)
+"""Arrow schema of ``openset/features.parquet``: one row of features per utterance."""
 
 N_FEATURES = len(FEATURE_NAMES)
 FULL_MASK = (1 << N_FEATURES) - 1

@@ -15,24 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from pathbench.data.manifest import load_manifest
 from pathbench.io import read_parquet, write_json, write_parquet
+from pathbench.schemas import SPEAKERS_SCHEMA
 from pathbench.stats.correlation import DEFAULT_ALLOWLIST, speaker_sets
-
-SPEAKERS_SCHEMA = pa.schema(
-    [
-        ("speaker_id", pa.string()),
-        ("metric", pa.string()),
-        ("evaluator", pa.string()),
-        ("variant", pa.string()),
-        ("value", pa.float64()),
-        ("n_utterances", pa.int32()),
-        ("n_scored", pa.int32()),
-        ("ground_truth", pa.float64()),
-    ]
-)
 
 
 def _read_all(paths: Iterable[str | Path]) -> pd.DataFrame:

@@ -15,7 +15,6 @@ import pandas as pd
 
 from pathbench import registry
 from pathbench.io import read_parquet, write_text
-from pathbench.reporting.plots import plot_aligned_bars, plot_metric_scatters, plot_results_heatmap
 from pathbench.reporting.results_table import (
     aligned_r,
     build_results_table,
@@ -23,7 +22,6 @@ from pathbench.reporting.results_table import (
     export_speaker_csvs,
     write_results_table,
 )
-from pathbench.stats.comparisons import write_comparisons
 from pathbench.stats.correlation import correlate_metrics, write_correlations
 
 
@@ -129,6 +127,8 @@ def plot_dataset(
 
     A scatter without a correlation prints the reasons recorded for its metric.
     """
+    from pathbench.reporting.plots import plot_aligned_bars, plot_metric_scatters  # matplotlib
+
     speakers = read_parquet(speakers_path)
     correlations = read_parquet(correlations_path)
     aggregation = json.loads(Path(aggregation_path).read_text(encoding="utf-8"))
@@ -157,6 +157,9 @@ def results_table(
     ``dataset_settings`` is each dataset's config entry (``path`` and the optional
     ``corpus``, ``task``, ``condition``), which places it among PathBench's columns.
     """
+    from pathbench.reporting.plots import plot_results_heatmap  # matplotlib: this stage only
+    from pathbench.stats.comparisons import write_comparisons  # scipy.stats: this stage only
+
     correlations = {name: read_parquet(p) for name, p in correlation_paths.items()}
     columns = [dataset_column(name, dataset_settings.get(name, {})) for name in correlations]
     table = build_results_table(correlations, columns)

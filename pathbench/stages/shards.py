@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from pathbench.data.manifest import MANIFEST_SCHEMA, load_manifest
+from pathbench.data.manifest import load_manifest
 from pathbench.data.references import REFERENCE_TYPES, index_by_text, select_references
 from pathbench.io import write_json, write_parquet
+from pathbench.schemas import MANIFEST_SCHEMA
 
 
 def shard_manifest(

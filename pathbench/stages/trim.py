@@ -15,7 +15,8 @@ import pandas as pd
 
 from pathbench.data.manifest import load_manifest
 from pathbench.io import write_parquet
-from pathbench.trimming.stored import TRIM_SCHEMA
+from pathbench.progress import progress
+from pathbench.schemas import TRIM_SCHEMA
 from pathbench.trimming.vad import FATrimmer, TrimRecord
 
 
@@ -28,7 +29,8 @@ def fa_trim(
     """Find the speech span of every utterance of a shard (``None``: the whole manifest)."""
     trimmer = FATrimmer.from_config(settings)
     rows = []
-    for row in load_manifest(manifest_path, shard).itertuples(index=False):
+    utterances = list(load_manifest(manifest_path, shard).itertuples(index=False))
+    for row in progress(utterances, f"fa_trim {output_path}"):
         # The raw transcription, not text_clean: the aligner spells words as its dictionary
         # does, and cleaning drops the apostrophe of "don't" (dictionary word → OOV "dont").
         record = trimmer.trim(row.audio_path, row.text, row.language, row.start, row.end).record

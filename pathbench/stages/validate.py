@@ -10,9 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pathbench.data.dataset import Dataset, DatasetError, read_hashes, reference_overlap
-from pathbench.data.manifest import MANIFEST_SCHEMA, assign_shards, load_manifest
+from pathbench.data.dataset import Dataset
+from pathbench.data.manifest import assign_shards, load_manifest
+from pathbench.data.overlap import read_hashes, reference_overlap
+from pathbench.data.validation import DatasetError
 from pathbench.io import write_json, write_parquet
+from pathbench.schemas import MANIFEST_SCHEMA
 
 
 def failed_report_path(report_path: str | Path) -> Path:
@@ -39,7 +42,7 @@ def validate_dataset(
 
     With ``test_manifest`` and ``test_directory`` the dataset is the reference set of that
     test dataset, and sharing recordings with it is an error (see
-    :func:`pathbench.data.dataset.reference_overlap`). When validation fails, the report goes to
+    :func:`pathbench.data.overlap.reference_overlap`). When validation fails, the report goes to
     :func:`failed_report_path` and the :class:`DatasetError` propagates.
     """
     settings: dict[str, Any] = {
@@ -79,7 +82,6 @@ def _check_against_test_set(reference: Dataset, test_manifest: str | Path, test_
             reference.path,
             reference.utterances.values(),
             reference.recording_hashes,
-            affected="reference",
         )
     )
 

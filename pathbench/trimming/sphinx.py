@@ -23,12 +23,16 @@ import math
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-from pocketsphinx import Decoder, get_model_path
 
 from pathbench import SAMPLE_RATE
+from pathbench.languages import ENGLISH
 from pathbench.status import OOV, NoScore
+
+if TYPE_CHECKING:  # imported where models are built: reading stored trims never needs it
+    from pocketsphinx import Decoder
 
 FRAME_S = 0.01
 """Frame step of PocketSphinx features (its default ``frate`` of 100 frames per second)."""
@@ -53,8 +57,6 @@ no measurable time because the grammar is linear.
 ALIGN_CONFIG = {"bestpath": False, **WIDE_BEAMS}
 """``bestpath`` is off: its lattice pass was seen to drop the last words of a 14 s passage
 without an error, and the first-pass segmentation of an alignment grammar is the answer."""
-
-ENGLISH = "en"
 
 _VARIANT = re.compile(r"\(\d+\)$")
 _STRESS = re.compile(r"\d+$")
@@ -271,9 +273,10 @@ class SphinxModels:
         # FATAL by default: failed alignments are expected and reported through statuses, and
         # PocketSphinx would otherwise log an ERROR line for each of them.
         self.log_level = log_level
-        self.phone_lm = get_model_path("en-us/en-us-phone.lm.bin")
 
     def _decoder(self, **settings: object) -> Decoder:
+        from pocketsphinx import Decoder
+
         return Decoder(samprate=SAMPLE_RATE, loglevel=self.log_level, **settings)
 
     def _aligning_decoder(self, **settings: object) -> Decoder:
@@ -310,4 +313,7 @@ class SphinxModels:
         Language weight 2 and beams of 1e-20 are CMU Sphinx's documented settings for phone
         decoding (the word-decoding weight 6.5 lets the phone LM override the acoustics).
         """
-        return self._decoder(allphone=self.phone_lm, lw=2.0, beam=1e-20, pbeam=1e-20)
+        from pocketsphinx import get_model_path
+
+        phone_lm = get_model_path("en-us/en-us-phone.lm.bin")
+        return self._decoder(allphone=phone_lm, lw=2.0, beam=1e-20, pbeam=1e-20)

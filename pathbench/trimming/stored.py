@@ -12,25 +12,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
 
 from pathbench import SAMPLE_RATE
 from pathbench.audio import cut, load_shared
 from pathbench.data.manifest import load_manifest
 from pathbench.io import read_parquet
 from pathbench.trimming.vad import TrimRecord, TrimResult
-
-TRIM_SCHEMA = pa.schema(
-    [
-        ("utt_id", pa.string()),
-        ("backend", pa.string()),
-        ("status", pa.string()),
-        ("trim_start_s", pa.float64()),
-        ("trim_end_s", pa.float64()),
-        ("n_words_aligned", pa.int32()),
-        ("message", pa.string()),
-    ]
-)
 
 
 class StoredTrimmer:

@@ -1,0 +1,28 @@
+"""Feature tables for the open-set tests: Gaussian speakers in recording groups."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from pathbench.openset.schema import FEATURE_NAMES
+
+
+def speaker_frame(seed: int = 0) -> pd.DataFrame:
+    """Five Gaussian speakers, each with four recording groups of three utterances."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0.0, 1.5, size=(5, len(FEATURE_NAMES)))
+    records = [
+        {
+            "utt_id": f"u{s}{g}{u}",
+            "speaker_id": f"spk{s}",
+            "group_id": f"spk{s}-g{g}",
+            **dict(
+                zip(FEATURE_NAMES, centres[s] + rng.normal(size=len(FEATURE_NAMES)), strict=True)
+            ),
+        }
+        for s in range(5)
+        for g in range(4)
+        for u in range(3)
+    ]
+    return pd.DataFrame(records)

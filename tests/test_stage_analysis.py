@@ -1,0 +1,88 @@
+"""The ``export_speaker_csv`` rule's function: the speakers table in, PathBench's
+external-predictor CSVs out, which ``pathbench correlate`` must read back to the same result
+the workflow's own ``correlate`` rule reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pathbench.io import read_parquet, write_parquet
+from pathbench.schemas import SPEAKERS_SCHEMA
+from pathbench.stages.analysis import correlate, export_speaker_csv
+from pathbench.stats.correlation import correlate_predictions, read_predictions_csv
+
+SPEAKERS = ["a,b", 'q"x', "S03", "S01", "S02", "C01", "C02"]
+"""Kaldi speaker ids may hold commas and quotes; the last two are unrated controls."""
+
+
+@pytest.fixture
+def speakers_path(tmp_path: Path) -> Path:
+    """A speakers table as ``aggregate_speakers`` writes it: ``cpp_fa`` has no value for one
+    rated speaker, ``vsa`` for nobody."""
+    rng = np.random.default_rng(3)
+    truth = [20.0, 35.0, 50.0, 65.0, 80.0, np.nan, np.nan]
+    cpp = rng.normal(10.0, 2.0, len(SPEAKERS)) + np.nan_to_num(truth) / 20
+    cpp[2] = np.nan
+    rows = [
+        (speaker, metric, evaluator, variant, value, 4, 0 if np.isnan(value) else 4, t)
+        for metric, evaluator, variant, values in (
+            ("cpp_fa", "cpp", "fa", cpp),
+            ("vsa", "vsa", "raw", np.full(len(SPEAKERS), np.nan)),
+        )
+        for speaker, value, t in zip(SPEAKERS, values, truth, strict=True)
+    ]
+    path = tmp_path / "speakers.parquet"
+    frame = pd.DataFrame(rows, columns=SPEAKERS_SCHEMA.names)
+    write_parquet(frame, path, SPEAKERS_SCHEMA, ["metric", "speaker_id"])
+    return path
+
+
+def test_one_csv_per_metric_with_the_valued_speakers_sorted(speakers_path, tmp_path):
+    out = tmp_path / "speaker_csv" / "nested"
+    export_speaker_csv(speakers_path, out)
+    assert sorted(p.name for p in out.iterdir()) == ["cpp_fa.csv", "vsa.csv"]
+    assert (out / "vsa.csv").read_text() == "speaker_id,score\n"
+    speakers = read_parquet(speakers_path)
+    cpp = speakers[speakers["metric"] == "cpp_fa"].dropna(subset=["value"])
+    exported = read_predictions_csv(out / "cpp_fa.csv")
+    assert list(exported.index) == sorted(cpp["speaker_id"])
+    assert "S03" not in exported.index
+    # Scores are written in full precision: the CSV gives back the same floats.
+    assert exported.to_dict() == dict(zip(cpp["speaker_id"], cpp["value"], strict=True))
+    text = (out / "cpp_fa.csv").read_text()
+    assert '"a,b",' in text and '"q""x",' in text
+
+
+def test_the_csv_reproduces_the_workflow_correlation(speakers_path, tmp_path):
+    correlations = tmp_path / "correlations.parquet"
+    table = correlate(
+        speakers_path, correlations, tmp_path / "c.csv", allowlist=(), n_boot=200, seed=5
+    )
+    export_speaker_csv(speakers_path, tmp_path / "csv")
+    speakers = read_parquet(speakers_path)
+    truth = speakers.drop_duplicates("speaker_id").set_index("speaker_id")["ground_truth"]
+    again = correlate_predictions(
+        read_predictions_csv(tmp_path / "csv" / "cpp_fa.csv"), truth, n_boot=200, seed=5
+    )
+    row = table.set_index("metric").loc["cpp_fa"]
+    assert (again.n, again.n_no_value) == (row["n"], row["n_no_value"]) == (4, 1)
+    assert again.pearson_r == row["pearson_r"]
+    assert (again.ci_low, again.ci_high) == (row["ci_low"], row["ci_high"])
+
+
+def test_rerun_writes_the_same_bytes_and_refuses_unsafe_metric_names(speakers_path, tmp_path):
+    export_speaker_csv(speakers_path, tmp_path / "one")
+    export_speaker_csv(speakers_path, tmp_path / "two")
+    for name in ("cpp_fa.csv", "vsa.csv"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+    speakers = read_parquet(speakers_path)
+    speakers.loc[speakers["metric"] == "vsa", "metric"] = "../vsa"
+    bad = tmp_path / "bad.parquet"
+    write_parquet(speakers, bad, SPEAKERS_SCHEMA, ["metric", "speaker_id"])
+    with pytest.raises(ValueError, match="unusable as file names"):
+        export_speaker_csv(bad, tmp_path / "three")
+    assert not (tmp_path / "vsa.csv").exists()
