@@ -1,15 +1,20 @@
 """The workflow's config handling, seen through real `snakemake -n` runs of a copied workflow.
 
 A user config given with --configfile stands alone (no demo jobs), and config problems stop
-the run before any job, naming the key.
+the run before any job, naming the key. The user config is the tests' own, .test/config/config.yaml
+(the Snakemake workflow catalog's convention), on the small dataset the fixture builds.
 """
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from kaldi_builder import build_dataset
-from workflow_run import copy_workflow, snakemake
+from workflow_run import REPO, copy_workflow, snakemake
+
+TEST_CONFIG = REPO / ".test" / "config" / "config.yaml"
 
 
 @pytest.fixture
@@ -24,7 +29,7 @@ def dry_run(workdir, config: dict, check: bool = True):
     return snakemake(workdir, "-n", "--configfile", "my.yaml", check=check)
 
 
-USER_CONFIG = {"datasets": {"mine": {"path": "data/mine"}}, "evaluators": ["cpp", "wpm"]}
+USER_CONFIG = yaml.safe_load(TEST_CONFIG.read_text())
 
 
 def test_a_user_config_stands_alone_without_the_demo(workdir):
@@ -58,3 +63,54 @@ def test_config_problems_stop_before_any_job(workdir, change, expected):
     assert result.returncode != 0
     assert expected in result.stdout + result.stderr, result.stderr[-3000:]
     assert not (workdir / "results").exists()
+
+
+def _trim_inputs(plan: str) -> dict[str, list[str]]:
+    """Output file → the trim tables among its job's inputs, for every job of a dry run."""
+    jobs = {}
+    for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) )", plan):
+        inputs = re.search(r"^    input: (.*)$", block, re.MULTILINE)
+        outputs = re.search(r"^    output: (.*)$", block, re.MULTILINE)
+        trims = sorted(p for p in inputs.group(1).split(", ") if "/trim/" in p) if inputs else []
+        for output in outputs.group(1).split(", ") if outputs else []:
+            jobs[output] = trims
+    return jobs
+
+
+def test_each_scoring_job_depends_only_on_the_trim_tables_it_reads(workdir):
+    """The fa variant reads trim tables, raw audio none: a raw reference job waits for no
+    trimming, an fa one for its shard's and its references' trims, and an evaluator without an
+    fa variant for none even when fa is among the variants."""
+    build_dataset(workdir / "data" / "ctl")
+    config = USER_CONFIG | {
+        "datasets": {"mine": {"path": "data/mine", "reference": "data/ctl"}},
+        "evaluators": ["cpp", "sphinx_wer", "f0_range", "p_estoi"],
+        "reference_types": ["all"],
+        "shard_size": 2,
+    }
+    (workdir / "my.yaml").write_text(yaml.safe_dump(config))
+    # The shard checkpoints decide which references (and so which trims) a job reads.
+    checkpoints = ("shard_manifest", "shard_reference_manifest")
+    snakemake(workdir, "--cores", "1", "--configfile", "my.yaml", "--until", *checkpoints)
+    trims = _trim_inputs(dry_run(workdir, config).stdout)
+    mine = "results/mine"
+    own = [f"{mine}/trim/{shard}.parquet" for shard in ("0000", "0001")]
+    references = [f"{mine}/reference/trim/{shard}.parquet" for shard in ("0000", "0001")]
+    assert trims[f"{mine}/scores/cpp/0000.parquet"] == own[:1]
+    assert trims[f"{mine}/scores/sphinx_wer/0000.parquet"] == []
+    assert trims[f"{mine}/speaker_scores/f0_range.parquet"] == own
+    assert trims[f"{mine}/reference_scores/p_estoi/raw/all/0000.parquet"] == []
+    # "all" references of shard 0 (spk1): spk2 (shard 1) and both control speakers
+    assert trims[f"{mine}/reference_scores/p_estoi/fa/all/0000.parquet"] == references + own
+
+
+def test_the_test_directory_runs_as_its_own_working_directory(tmp_path):
+    """`snakemake --directory .test` (the catalog's CI call) reads .test/config/config.yaml and
+    resolves the dataset path inside .test, with workflow/Snakefile found from the root."""
+    root = copy_workflow(tmp_path / "wf")
+    (root / ".test" / "config").mkdir(parents=True)
+    (root / ".test" / "config" / "config.yaml").write_bytes(TEST_CONFIG.read_bytes())
+    build_dataset(root / ".test" / "data" / "mine")
+    plan = snakemake(root, "-n", "--directory", ".test").stdout
+    assert "results/mine/scores/wpm/0000.parquet" in plan and "make_demo" not in plan
+    assert (root / ".test" / ".snakemake").is_dir()
