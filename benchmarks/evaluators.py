@@ -55,7 +55,6 @@ CPP_RATIO_GOAL = 10.0
 FIXTURE_SPEECH = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pathbench-audio"
 """Real recordings (CC0) of the word "blue" by four speakers; see its README.md."""
 SKIPPED_KINDS = ("LookupEvaluator",)
-NEEDS_TRIMMER = ("p_estoi_fa", "nad_fa")
 
 
 MODEL_MEASURES = ("artp", "per", "dper")
@@ -216,7 +215,7 @@ def main() -> None:
         print(f"{'evaluator':14s} {'× real time':>12s} {'goal':>6s}")
         for name in selected:
             info = registry.info(name)
-            if info.kind in SKIPPED_KINDS or name in NEEDS_TRIMMER:
+            if info.kind in SKIPPED_KINDS:
                 continue
             if info.category == "reference-free model" or name in MODEL_MEASURES:
                 continue  # model-based: benchmarks/neural.py times them on a random wav2vec2

@@ -22,8 +22,18 @@ as given (its maximum frequency of 8 kHz needs no resampling), so numpy and Praa
 signal.
 """
 
+from typing import Any
+
 from pathbench.measures.cepstral.pathbench_cpp import cpp
-from pathbench.measures.cepstral.praat_reference import cpps_praat
 from pathbench.measures.cepstral.smoothed import cpps
 
 __all__ = ["cpp", "cpps", "cpps_praat"]
+
+
+def __getattr__(name: str) -> Any:
+    """``cpps_praat`` on first use: the ``cpp`` and ``cpps`` jobs never load parselmouth."""
+    if name == "cpps_praat":
+        from pathbench.measures.cepstral.praat_reference import cpps_praat
+
+        return cpps_praat
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
