@@ -193,7 +193,11 @@ def shard_rows(wildcards):
 
 def _shard_plan(dataset, shard, reference=False):
     """The audio plan a shard checkpoint wrote (its jobs' audio inputs are read from it)."""
-    stage = checkpoints.shard_reference_manifest if reference else checkpoints.shard_manifest
+    stage = (
+        checkpoints.shard_reference_manifest
+        if reference
+        else checkpoints.shard_manifest
+    )
     return stage.get(dataset=dataset, shard=shard).output.audio
 
 
