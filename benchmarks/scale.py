@@ -4,7 +4,9 @@ The corpus is synthesised with the demo generator, balanced like UASpeech word: 
 pathological speakers with 2,170 utterances and 13 control speakers with 2,015 (155 isolated
 words of 1-2 s each). The default workflow (config/config.yaml, every evaluator, open-set
 evaluation on) then runs on it with ``--cores 2`` in a scratch copy, through a config file
-whose only changes are the dataset paths and the shard size. Recorded:
+that is config/config.yaml with the UASpeech-shaped dataset paths, the shard size and the
+default evaluators (the schema's default list, what a user's own config gets when it names
+none; the demo config adds reference-audio and proxy measures on top). Recorded:
 
 * wall time of the ``snakemake`` process (parsing, DAG, all jobs, end);
 * CPU time of the whole run (user + system of snakemake and every job, from ``getrusage``);
@@ -138,6 +140,12 @@ def corpus(scratch: Path, seed: int) -> tuple[Path, float]:
     return out, spent
 
 
+def default_evaluators() -> list[str]:
+    """The evaluators a config that names none runs: the schema's default list."""
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    return list(schema["properties"]["evaluators"]["default"])
+
+
 def prepare_workflow(scratch: Path, corpus_dir: Path, shard_size: int) -> tuple[Path, Path]:
     """A fresh copy of the workflow and the benchmark's config file; (workdir, config path).
 
@@ -156,10 +164,16 @@ def prepare_workflow(scratch: Path, corpus_dir: Path, shard_size: int) -> tuple[
         }
     }
     config["shard_size"] = shard_size
+    config["evaluators"] = default_evaluators()
+    config["evaluator_options"] = {
+        name: options
+        for name, options in config.get("evaluator_options", {}).items()
+        if name in config["evaluators"]
+    }
     config_path = workdir / "config" / "config.yaml"
     header = (
         "# Written by benchmarks/scale.py: config/config.yaml with the UASpeech-shaped "
-        "corpus and its shard size.\n"
+        "corpus, its shard size and the default evaluators.\n"
     )
     config_path.write_text(header + yaml.safe_dump(config, sort_keys=False))
     return workdir, config_path

@@ -461,7 +461,8 @@ def intermediate_targets(dataset):
     targets = [
         f"results/{dataset}/manifest.parquet",
         *(f"results/{dataset}/shards/{shard}.parquet" for shard in shards(dataset)),
-        *trim_tables(dataset, reference=True),
+        # A reference set is trimmed only for the reference-audio measures that read it.
+        *trim_tables(dataset, reference=bool(REFERENCE_EVALUATORS)),
         *utterance_scores(dataset),
         *reference_scores(dataset),
         *speaker_scores(dataset),
