@@ -38,6 +38,9 @@ rule score_speakers:
     conda:
         "../envs/pathbench.yaml"
     threads: 1
+    # One job reads the whole dataset and is often the longest: started as soon as its inputs
+    # exist, it does not leave a core idle at the end of the run.
+    priority: 10
     resources:
         **RESOURCES["score_speakers"],
     params:
