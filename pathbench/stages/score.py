@@ -91,6 +91,22 @@ def _trimmer(
     return StoredTrimmer.from_files(manifest_paths, trim_paths) if trim_paths else None
 
 
+def _prepared_variants(
+    evaluator_name: str,
+    options: dict[str, Any] | None,
+    context: dict[str, Any] | None,
+    variants: Iterable[str],
+    manifest_path: str | Path,
+    trim_paths: Sequence[str | Path],
+    track_paths: Sequence[str | Path],
+) -> list[tuple[str, Evaluator]]:
+    """The evaluator in each requested variant, with the shard's shared tracks loaded first so
+    that its analyses are reused rather than recomputed."""
+    load_tracks(track_paths)
+    evaluator = build_evaluator(evaluator_name, options or {}, context or {})
+    return _variants(evaluator, variants, _trimmer([manifest_path], trim_paths))
+
+
 def score_utterances(
     manifest_path: str | Path,
     shard: int,
@@ -108,9 +124,9 @@ def score_utterances(
     ``track_paths`` are shared-track files (:mod:`pathbench.tracks`) whose analyses the
     evaluator reuses instead of recomputing them.
     """
-    load_tracks(track_paths)
-    evaluator = build_evaluator(evaluator_name, options or {}, context or {})
-    chosen = _variants(evaluator, variants, _trimmer([manifest_path], trim_paths))
+    chosen = _prepared_variants(
+        evaluator_name, options, context, variants, manifest_path, trim_paths, track_paths
+    )
     items = items_from_manifest(load_manifest(manifest_path, shard))
     meter = Progress(f"score_utterances {output_path}", len(items) * len(chosen))
     rows = [
@@ -141,9 +157,9 @@ def score_speakers(
 ) -> pd.DataFrame:
     """Score every speaker of the manifest with one speaker-level evaluator (reusing the
     analyses of the shared-track files ``track_paths``)."""
-    load_tracks(track_paths)
-    evaluator = build_evaluator(evaluator_name, options or {}, {})
-    chosen = _variants(evaluator, variants, _trimmer([manifest_path], trim_paths))
+    chosen = _prepared_variants(
+        evaluator_name, options, {}, variants, manifest_path, trim_paths, track_paths
+    )
     rows = []
     speakers = list(load_manifest(manifest_path).groupby("speaker_id", sort=True))
     for speaker, group in progress(speakers, f"score_speakers {output_path}", "speakers"):
