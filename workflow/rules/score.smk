@@ -35,12 +35,12 @@ rule score_speakers:
         "results/{dataset}/speaker_scores/{evaluator}.parquet",
     log:
         "logs/{dataset}/score_speakers/{evaluator}.log",
-    conda:
-        "../envs/pathbench.yaml"
-    threads: 1
     # One job reads the whole dataset and is often the longest: started as soon as its inputs
     # exist, it does not leave a core idle at the end of the run.
     priority: 10
+    conda:
+        "../envs/pathbench.yaml"
+    threads: 1
     resources:
         **RESOURCES["score_speakers"],
     params:
