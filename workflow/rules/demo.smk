@@ -1,3 +1,45 @@
+# The embedded demo corpus: synthesised by the checkpoint below when missing. Everything the
+# workflow knows about it lives here; common.smk asks only the two generic questions at the
+# end (which Kaldi files a generated directory gets, and how many utterances).
+from pathbench.demo.corpus import expected_utterances
+
+DEMO = config["demo"]
+DEMO_DIR = Path(DEMO["path"])
+DEMO_SUBSETS = ("pathological", "control")
+DEMO_FILES = (
+    "wav.scp",
+    "text",
+    "utt2spk",
+    "spk2score",
+    "spk2gender",
+    "spk2age",
+    "utt2group",
+    "language",
+)
+
+
+def is_generated(path):
+    """Whether a dataset directory is written by this workflow (inside the demo directory)."""
+    return DEMO_DIR in (Path(path), *Path(path).parents)
+
+
+def generated_kaldi_files(directory):
+    """The Kaldi files the demo checkpoint writes into ``directory``, once it has run; None
+    for a directory the workflow does not generate."""
+    if not is_generated(directory):
+        return None
+    checkpoints.make_demo.get()
+    return [str(directory / name) for name in DEMO_FILES]
+
+
+def generated_utterance_count(directory):
+    """Utterances of a demo subset, known from the config before the corpus exists."""
+    counts = expected_utterances(
+        DEMO["n_pathological"], DEMO["n_control"], DEMO["n_utterances"]
+    )
+    return counts[DEMO_SUBSETS.index(directory.name)]
+
+
 # A checkpoint: validation lists the demo's audio as inputs, and it exists only once this ran.
 checkpoint make_demo:
     output:

@@ -1,0 +1,38 @@
+# Read first: the config checked against its schema, and what every rule states about itself.
+from snakemake.utils import validate
+
+from pathbench import __version__
+
+validate(config, schema="../schemas/config.schema.yaml")
+
+# Jobs rerun when the package that computes them changes (a `params` rerun trigger).
+VERSION = __version__
+
+# Memory (MB) and wall time (minutes) of every rule, in one place; each rule reads its entry
+# (a derived `use rule` shares its parent's). Cluster jobs are submitted with these; a site
+# changes them with --set-resources. Every rule runs on one thread (determinism).
+RESOURCES = {
+    "make_demo": {"mem_mb": 1000, "runtime": 10},
+    "validate_dataset": {"mem_mb": 2000, "runtime": 30},
+    "shard_manifest": {"mem_mb": 1000, "runtime": 10},
+    # Trimming and scoring read every file of a shard (the reference measures also the
+    # recordings each utterance is compared with); speaker measures read a whole dataset.
+    "fa_trim": {"mem_mb": 3000, "runtime": 120},
+    "score_utterances": {"mem_mb": 3000, "runtime": 120},
+    "score_reference": {"mem_mb": 4000, "runtime": 120},
+    "score_speakers": {"mem_mb": 4000, "runtime": 60},
+    "aggregate_speakers": {"mem_mb": 2000, "runtime": 10},
+    "correlate": {"mem_mb": 2000, "runtime": 10},
+    "plot_dataset": {"mem_mb": 2000, "runtime": 10},
+    "export_speaker_csv": {"mem_mb": 1000, "runtime": 10},
+    "results_table": {"mem_mb": 1000, "runtime": 10},
+    # The open-set fits run EM over the candidate grid, one tuning fold per job.
+    "openset_features": {"mem_mb": 3000, "runtime": 120},
+    # One shared analysis track (pathbench.tracks) of one shard's audio in one variant.
+    "compute_track": {"mem_mb": 2000, "runtime": 60},
+    "openset_folds": {"mem_mb": 2000, "runtime": 10},
+    "fit_candidates": {"mem_mb": 3000, "runtime": 60},
+    "select_config": {"mem_mb": 1000, "runtime": 10},
+    "heldout_score": {"mem_mb": 2000, "runtime": 10},
+    "openset_summary": {"mem_mb": 1000, "runtime": 10},
+}
