@@ -12,8 +12,11 @@ import re
 from pathlib import Path
 
 import numpy as np
+import parselmouth
 import pytest
 import yaml
+from parselmouth.praat import call
+from test_speech_rate import syllables
 from workflow_run import copy_workflow, snakemake
 
 from pathbench import SAMPLE_RATE, registry, tracks
@@ -21,7 +24,7 @@ from pathbench.audio import load_audio
 from pathbench.evaluator import Item
 from pathbench.evaluators.signal import CPPSEvaluator, StdPitchEvaluator
 from pathbench.evaluators.speaker import F0RangeEvaluator, VSAEvaluator
-from pathbench.measures import cepstral
+from pathbench.measures import cepstral, speech_rate, vsa
 from pathbench.measures.pitch import pitch_track, praat_pitch
 from pathbench.openset.features import utterance_features
 from pathbench.status import TOO_SHORT, NoScore
@@ -146,6 +149,8 @@ def test_consumers_give_identical_results_from_track_files(tmp_path, speech):
     computed = tracks.counts()
     assert computed[("pitch", "computed")] == len(speech)  # once per utterance, for 5 consumers
     assert computed[("cpps", "computed")] == len(speech)  # once, for cpps and the features
+    # once per utterance, for the features' speech rate and pause fraction (no track files)
+    assert computed[("intensity", "computed")] == computed[("intensity", "reused")] == len(speech)
     for track in (tracks.PITCH, tracks.CPPS):
         rows = [
             track_row(track, name, a, SAMPLE_RATE) for name, a in zip(NAMES, speech, strict=True)
@@ -155,7 +160,8 @@ def test_consumers_give_identical_results_from_track_files(tmp_path, speech):
     tracks.forget()
     load_tracks(sorted(tmp_path.glob("*.parquet")))
     reused = results()
-    assert not any(kind == "computed" for _, kind in tracks.counts())
+    recomputed = {name for name, kind in tracks.counts() if kind == "computed"}
+    assert recomputed == {"intensity"}  # the files' tracks came from the files
     assert reused[:4] == fresh[:4]
     assert all(_same(a, b) for a, b in zip(reused[4], fresh[4], strict=True))
 
@@ -166,6 +172,106 @@ def test_every_declared_track_exists():
     assert CPPSEvaluator.uses_tracks({"implementation": "praat"}) == ()
     for names in [*declared.values(), tracks.OPENSET_FEATURE_TRACKS]:
         assert set(names) <= set(tracks.TRACKS), names
+
+
+# The intensity track and the one Burg formant analysis: the same values as the direct Praat
+# calls they replace, bit for bit, and the intensity contour analysed once per utterance.
+
+VARIED = ("syllables", "test_audio", "BLUE_english32")
+
+
+@pytest.fixture(scope="module")
+def varied() -> list[np.ndarray]:
+    """Four syllables a second framed by pauses, a steady harmonic tone, a spoken word."""
+    return [syllables(4.0, 3.0)] + [load_audio(FIXTURES / f"{name}.wav") for name in VARIED[1:]]
+
+
+def _sound(audio: np.ndarray) -> parselmouth.Sound:
+    return parselmouth.Sound(np.asarray(audio, dtype=np.float64), sampling_frequency=SAMPLE_RATE)
+
+
+def test_the_intensity_track_is_praats_contour_bit_for_bit(varied):
+    for audio in varied:
+        direct = _sound(audio).to_intensity(minimum_pitch=50.0)
+        times, db = tracks.value(tracks.INTENSITY, audio, SAMPLE_RATE)
+        assert times.tobytes() == np.asarray(direct.xs()).tobytes()
+        assert db.tobytes() == np.asarray(direct.values[0]).tobytes()
+        assert db.size > 5  # a real contour, not the empty value of a too short signal
+
+
+def test_speech_rate_and_pause_fraction_share_one_intensity_analysis(varied):
+    audio = varied[0]
+    rate = speech_rate.speech_rate(audio, SAMPLE_RATE)
+    pauses = speech_rate.pause_fraction(audio, SAMPLE_RATE)
+    assert tracks.counts()[("intensity", "computed")] == 1
+    assert tracks.counts()[("intensity", "reused")] == 1
+    assert rate > 2 and 0 < pauses < 1
+    speech_rate.pause_fraction(varied[1], SAMPLE_RATE)  # other audio: a miss
+    assert tracks.counts()[("intensity", "computed")] == 2
+
+
+def test_intensity_from_a_track_file_gives_the_same_measures(tmp_path, varied):
+    fresh = [
+        (speech_rate.speech_rate(a, SAMPLE_RATE), speech_rate.pause_fraction(a, SAMPLE_RATE))
+        for a in varied
+    ]
+    rows = [
+        track_row(tracks.INTENSITY, name, a, SAMPLE_RATE)
+        for name, a in zip(VARIED, varied, strict=True)
+    ]
+    assert {row["outcome"] for row in rows} == {VALUE}
+    write_track(rows, tmp_path / "intensity.parquet", tracks.INTENSITY, "raw")
+    tracks.forget()
+    assert load_tracks([tmp_path / "intensity.parquet"]) == len(varied)
+    again = [
+        (speech_rate.speech_rate(a, SAMPLE_RATE), speech_rate.pause_fraction(a, SAMPLE_RATE))
+        for a in varied
+    ]
+    assert again == fresh
+    assert ("intensity", "computed") not in tracks.counts()
+
+
+def test_audio_shorter_than_an_intensity_window_has_no_nuclei_and_no_pause(varied):
+    short = varied[0][:400]  # 25 ms, below the 64 ms window of a 50 Hz floor
+    with pytest.raises(parselmouth.PraatError):
+        _sound(short).to_intensity(minimum_pitch=50.0)
+    times, db = tracks.value(tracks.INTENSITY, short, SAMPLE_RATE)
+    assert times.size == db.size == 0
+    assert speech_rate.speech_rate(short, SAMPLE_RATE) == 0.0
+    assert speech_rate.pause_fraction(short, SAMPLE_RATE) == 0.0
+    assert tracks.counts()[("intensity", "computed")] == 1
+
+
+@pytest.mark.parametrize("ceiling", [5000.0, 5500.0])
+def test_burg_formants_are_the_direct_burg_analysis_bit_for_bit(varied, ceiling):
+    for audio in varied:
+        # as vsa_corners (Praat's default of five formants) and the open-set features
+        # (five formants stated) called it before they shared it
+        defaults = _sound(audio).to_formant_burg(time_step=0.01, maximum_formant=ceiling)
+        stated = _sound(audio).to_formant_burg(
+            time_step=0.01, max_number_of_formants=5, maximum_formant=ceiling
+        )
+        times, formants = vsa.burg_formants(audio, SAMPLE_RATE, ceiling, 4)
+        assert formants.shape == (len(times), 4)
+        for formant in (defaults, stated):
+            assert times.tobytes() == np.asarray(formant.xs()).tobytes()
+            for k in range(4):
+                direct = call(formant, "To Matrix", k + 1).values[0]
+                assert formants[:, k].tobytes() == direct.tobytes()
+        assert np.all(formants[:, :2] >= 0) and np.any(formants[:, 1] > formants[:, 0])
+        two = vsa.burg_formants(audio, SAMPLE_RATE, ceiling, 2)[1]
+        assert two.tobytes() == np.ascontiguousarray(formants[:, :2]).tobytes()
+
+
+def test_pooled_points_stack_every_utterance_and_none_gives_an_empty_set(varied):
+    def per_sample(audio, fs, track, ceiling):
+        return np.full((len(audio), 2), ceiling)
+
+    no_pitch = (np.zeros(2), np.zeros(2))
+    audios = [varied[0][:3], varied[1][:2]]
+    pooled = vsa.pooled_points(per_sample, audios, SAMPLE_RATE, [no_pitch] * 2, 5000.0)
+    assert pooled.shape == (5, 2) and np.all(pooled == 5000.0)
+    assert vsa.pooled_points(per_sample, [], SAMPLE_RATE, [], 5000.0).shape == (0, 2)
 
 
 SMALL_RUN = {
@@ -195,11 +301,24 @@ def test_track_files_are_job_inputs_and_a_new_consumer_reruns_no_track_job(tmp_p
     for log in logs:  # every pitch track came from the track file, none was recomputed
         assert "tracks: pitch 4 reused, 0 computed" in log.read_text(), log.read_text()
 
-    extended = SMALL_RUN | {"evaluators": ["std_pitch", "f0_range"]}
+    # f0_range reads the pitch files; speech_rate reads them too, and its intensity track is
+    # shared within its job only: neither plans a track job
+    extended = SMALL_RUN | {"evaluators": ["std_pitch", "f0_range", "speech_rate"]}
     (workdir / "extended.yaml").write_text(yaml.safe_dump(extended))
     plan = snakemake(workdir, "-n", "--configfile", "extended.yaml").stdout
-    assert "score_speakers" in _jobs(plan)
-    assert not {"compute_track", "score_utterances"} & _jobs(plan), plan
+    assert {"score_speakers", "score_utterances"} <= _jobs(plan)
+    assert "compute_track" not in _jobs(plan), plan
+    outputs = set(re.findall(r"^\s+output: (\S+)$", plan, flags=re.MULTILINE))
+    assert {path for path in outputs if "/scores/" in path} == {
+        "results/demo/scores/speech_rate/0000.parquet",
+        "results/demo/scores/speech_rate/0001.parquet",
+    }
+    snakemake(workdir, "--cores", "2", "--configfile", "extended.yaml")
+    for log in sorted((workdir / "logs/demo/score_utterances/speech_rate").glob("*.log")):
+        # pitch from the files; intensity once per utterance, in the job
+        assert "tracks: intensity 0 reused, 4 computed; pitch 4 reused, 0 computed" in (
+            log.read_text()
+        ), log.read_text()
 
     (track_dir / "0001.parquet").unlink()  # rebuilt, so its consumer (only) reruns
     plan = snakemake(workdir, "-n", "--configfile", "small.yaml").stdout

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import parselmouth
 
+from pathbench import tracks
 from pathbench.measures.pitch import pitch_track, voicing_at
 
 INTENSITY_MIN_PITCH_HZ = 50.0
@@ -33,20 +34,31 @@ MIN_PAUSE_S = 0.3
 """Shortest silent interval counted as a pause (the paper's default)."""
 
 
-def _intensity_db(audio: np.ndarray, fs: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Frame times and intensity (dB) from Praat, or None when the signal is too short.
+def praat_intensity(audio: np.ndarray, fs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Frame times (s) and intensity (dB) of Praat's To Intensity with a 50 Hz pitch floor.
 
-    Praat's default mean subtraction is kept: only intensity differences matter here.
+    The analysis of the shared track ``intensity`` (:mod:`pathbench.tracks`). Praat's default
+    time step and mean subtraction are kept: only intensity differences matter here. A signal
+    shorter than one analysis window has no frame (empty arrays) rather than an error.
     """
     sound = parselmouth.Sound(np.asarray(audio, dtype=np.float64), sampling_frequency=fs)
     try:
         intensity = sound.to_intensity(minimum_pitch=INTENSITY_MIN_PITCH_HZ)
     except parselmouth.PraatError:
-        return None
-    db = np.asarray(intensity.values[0])
+        return np.empty(0), np.empty(0)
+    return np.asarray(intensity.xs()), np.asarray(intensity.values[0])
+
+
+def _intensity_db(audio: np.ndarray, fs: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Frame times and intensity (dB) through the shared track, or None when too short.
+
+    Nucleus detection and the pause fraction of one utterance read one analysis, so the
+    open-set features, which take both, run it once.
+    """
+    times, db = tracks.value(tracks.INTENSITY, audio, fs)
     if db.size < 3:
         return None
-    return np.asarray(intensity.xs()), db
+    return times, db
 
 
 def _silence_threshold(db: np.ndarray) -> float:

@@ -12,6 +12,8 @@ in Hz^2. A reduced (centralised) vowel space, typical of dysarthria, gives a sma
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import parselmouth
 from parselmouth.praat import call
@@ -53,6 +55,23 @@ _COVARIANCE_FLOOR = 1e-3
 _KMEANS_ITERATIONS = 100
 
 
+def burg_formants(
+    audio: np.ndarray, fs: int, ceiling: float, count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Frame times (s) and (frames, ``count``) F1, F2, ... in Hz from Praat's Burg analysis.
+
+    Five formants up to ``ceiling``, 25 ms window, FORMANT_STEP_S step: the one formant
+    analysis of this variant and of the open-set features. A frame where Praat found fewer
+    than k formants holds 0 for Fk. Raises ``PraatError`` for a signal shorter than a window.
+    """
+    sound = parselmouth.Sound(np.asarray(audio, dtype=np.float64), sampling_frequency=fs)
+    formant = sound.to_formant_burg(
+        time_step=FORMANT_STEP_S, max_number_of_formants=5, maximum_formant=ceiling
+    )
+    values = [call(formant, "To Matrix", number).values[0] for number in range(1, count + 1)]
+    return np.asarray(formant.xs()), np.column_stack(values)
+
+
 def _voiced_formants(
     audio: np.ndarray, fs: int, track: tuple[np.ndarray, np.ndarray], ceiling: float
 ) -> np.ndarray:
@@ -63,15 +82,34 @@ def _voiced_formants(
     frame_times, f0 = track
     if not np.any(f0 > 0):
         return np.empty((0, 2))
-    sound = parselmouth.Sound(np.asarray(audio, dtype=np.float64), sampling_frequency=fs)
     try:
-        formant = sound.to_formant_burg(time_step=FORMANT_STEP_S, maximum_formant=ceiling)
+        times, pairs = burg_formants(audio, fs, ceiling, 2)
     except parselmouth.PraatError:
         return np.empty((0, 2))
-    pairs = np.column_stack([call(formant, "To Matrix", number).values[0] for number in (1, 2)])
-    keep = voicing_at(np.asarray(formant.xs()), frame_times, f0)
+    keep = voicing_at(times, frame_times, f0)
     keep &= np.all(np.isfinite(pairs) & (pairs > 0), axis=1)
     return pairs[keep]
+
+
+def pooled_points(
+    points_of: Callable[[np.ndarray, int, tuple[np.ndarray, np.ndarray], float], np.ndarray],
+    audios: list[np.ndarray],
+    fs: int,
+    tracks: list[tuple[np.ndarray, np.ndarray]],
+    ceiling: float,
+) -> np.ndarray:
+    """The (n, 2) formant points of all of a speaker's utterances in one array.
+
+    ``points_of(audio, fs, pitch_track, ceiling)`` gives one utterance's points; both
+    vowel-space measures pool theirs this way, and no utterance gives an empty (0, 2) array.
+    """
+    return np.concatenate(
+        [np.empty((0, 2))]
+        + [
+            points_of(audio, fs, track, ceiling)
+            for audio, track in zip(audios, tracks, strict=True)
+        ]
+    )
 
 
 def normalise_gender(gender: str | None) -> str | None:
@@ -185,13 +223,7 @@ def vsa(audios: list[np.ndarray], fs: int, language: str, gender: str | None) ->
         raise NoScore(UNVOICED, "no voiced frame in any of the speaker's utterances")
     chosen = normalise_gender(gender) or ("female" if f0.mean() > FEMALE_MEAN_F0_HZ else "male")
     ceiling = MAX_FORMANT_HZ[chosen]
-    points = np.concatenate(
-        [np.empty((0, 2))]
-        + [
-            _voiced_formants(audio, fs, track, ceiling)
-            for audio, track in zip(audios, tracks, strict=True)
-        ]
-    )
+    points = pooled_points(_voiced_formants, audios, fs, tracks, ceiling)
     if len(points) < MIN_POINTS:
         raise NoScore(
             TOO_SHORT, f"{len(points)} voiced formant frames, at least {MIN_POINTS} needed"

@@ -35,6 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from pathbench.measures.pitch import pitch_track
 from pathbench.measures.vowel_tables import PATHBENCH_TABLES, pathbench_seeds
+from pathbench.measures.vsa import pooled_points
 from pathbench.status import TOO_SHORT, UNSUPPORTED_LANGUAGE, UNVOICED, NoScore
 
 FEMALE_MEAN_F0_HZ = 165.0
@@ -108,13 +109,7 @@ def vsa_pathbench(
     chosen = gender or estimated_gender([f0 for _, f0 in tracks])
     seeds = pathbench_seeds(language, chosen)
     ceiling = MAX_FORMANT_HZ[chosen]
-    points = np.concatenate(
-        [np.empty((0, 2))]
-        + [
-            formant_points(audio, fs, track, ceiling)
-            for audio, track in zip(audios, tracks, strict=True)
-        ]
-    )
+    points = pooled_points(formant_points, audios, fs, tracks, ceiling)
     if len(points) == 0:
         raise NoScore(UNVOICED, "no voiced frame with two formants in the speaker's audio")
     if len(points) < MAX_MIXTURE_COMPONENTS:

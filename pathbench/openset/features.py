@@ -7,7 +7,9 @@ drops such rows and counts them per speaker instead of imputing values.
 
 The pitch track and the CPPS value are the shared tracks of :mod:`pathbench.tracks`
 (:data:`~pathbench.tracks.OPENSET_FEATURE_TRACKS`), so the open-set stage reuses what the
-workflow's track jobs computed for ``std_pitch``, ``cpps`` and the other measures.
+workflow's track jobs computed for ``std_pitch``, ``cpps`` and the other measures. The
+intensity contour is the ``intensity`` track too, computed once per utterance for the speech
+rate and the pause fraction; the formants come from the Burg analysis of ``vsa_corners``.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from parselmouth.praat import call
 from scipy.signal import welch
 
 from pathbench import tracks
-from pathbench.measures import pitch, speech_rate, wada_snr
+from pathbench.measures import pitch, speech_rate, vsa, wada_snr
 from pathbench.openset.schema import FEATURE_NAMES
 from pathbench.status import NoScore
 
 _PERIOD_ARGS = (0.0, 0.0, 0.0001, 0.02, 1.3)
 _MFCC = {"n_mfcc": 5, "n_fft": 400, "hop_length": 160, "win_length": 400}
+_FORMANT_CEILING_HZ = 5500.0
 
 
 def _safe(compute: Callable[[], float]) -> float:
@@ -81,13 +84,12 @@ def _h1_h2(audio: np.ndarray, fs: int, times: np.ndarray, f0: np.ndarray) -> flo
     return float(np.median(values)) if values else np.nan
 
 
-def _formant_features(sound: parselmouth.Sound, times: np.ndarray, f0: np.ndarray) -> dict:
-    formant = sound.to_formant_burg(
-        time_step=0.01, max_number_of_formants=5, maximum_formant=5500.0
-    )
-    tracks = np.column_stack([call(formant, "To Matrix", k).values[0] for k in (1, 2, 3, 4)])
-    keep = pitch.voicing_at(np.asarray(formant.xs()), times, f0)
-    tracks = np.where(tracks > 0, tracks, np.nan)[keep]
+def _formant_features(audio: np.ndarray, fs: int, times: np.ndarray, f0: np.ndarray) -> dict:
+    """Formant statistics over voiced frames, from the Burg analysis ``vsa_corners`` runs
+    (:func:`pathbench.measures.vsa.burg_formants`) with the 5500 Hz ceiling."""
+    frame_times, formants = vsa.burg_formants(audio, fs, _FORMANT_CEILING_HZ, 4)
+    keep = pitch.voicing_at(frame_times, times, f0)
+    tracks = np.where(formants > 0, formants, np.nan)[keep]
     if tracks.shape[0] == 0:
         return {
             name: np.nan
@@ -142,7 +144,7 @@ def utterance_features(audio: np.ndarray, fs: int) -> dict[str, float]:
     values.update(_voice_quality(sound))
     values["cpps_db"] = _safe(lambda: tracks.cpps(audio, fs))
     values["h1_h2_db"] = _h1_h2(audio, fs, times, f0)
-    values.update(_formant_features(sound, times, f0))
+    values.update(_formant_features(audio, fs, times, f0))
     values.update(_spectral_features(audio, fs))
     values["wada_snr_db"] = _safe(lambda: wada_snr.wada_snr(audio, fs))
     values["speech_rate_syll_s"] = _safe(lambda: speech_rate.speech_rate(audio, fs))

@@ -1,10 +1,11 @@
 """Shared analysis tracks: analyses that several measures run on the same audio, done once.
 
 Praat's pitch track feeds ``std_pitch``, ``f0_range``, ``speech_rate``, both vowel-space
-measures and the open-set features; the CPPS value feeds ``cpps`` and the open-set features,
-and is the costliest signal analysis in the benchmark; the envelopes of P-ESTOI and P-STOI and
-NAD's MFCCs of every recording feed every reference-scoring job whose utterances it is a
-reference of, for both reference sets. A :class:`Track` names such an
+measures and the open-set features; its intensity contour feeds ``speech_rate`` and the
+open-set features' speech rate and pause fraction; the CPPS value feeds ``cpps`` and the
+open-set features, and is the costliest signal analysis in the benchmark; the envelopes of
+P-ESTOI and P-STOI and NAD's MFCCs of every recording feed every reference-scoring job whose
+utterances it is a reference of, for both reference sets. A :class:`Track` names such an
 analysis: a pure function of (audio, sample rate) with fixed settings. :func:`value` looks a
 track up in a content-addressed memo before running it. The key is the track's name and
 settings, the sample rate and a SHA-256 of the audio's dtype, shape and bytes, so a value is
@@ -18,6 +19,17 @@ covers, computes the track itself. Values are float64 arrays stored bit for bit,
 never depends on whether a track file was there. A measure that finds no value (``NoScore``)
 is remembered and replayed as the same ``NoScore``; any other exception is not remembered,
 so it is raised again, as itself, by whoever computes the track.
+
+Files are planned only for the tracks a consumer declares (``shared_tracks``,
+:data:`OPENSET_FEATURE_TRACKS`), and a track is declared only where its file saves more than a
+job costs (about 0.6 CPU-s of start-up). ``intensity`` is therefore shared within a job only:
+it takes 0.3 ms per second of audio (0.1 s for a shard of 250 one-word utterances), less than
+its file would cost; the open-set features read it twice per utterance and run it once.
+``praat_speech_rate`` runs the same To Intensity but then Praat commands on the Intensity
+object, which parselmouth cannot rebuild from arrays, so it analyses its own. Burg formants
+(:func:`pathbench.measures.vsa.burg_formants`, ~6.5 ms per second of audio) are no track:
+each job that reads them reads them once, and ``vsa_corners`` picks its ceiling from the
+speaker's pitch while scoring, so a file would have to hold both ceilings for everyone.
 
 This module imports no analysis library: the workflow reads the track names when it plans,
 and each analysis is imported when first computed.
@@ -99,8 +111,17 @@ NAD_MFCC = Track(
 """The (frames, 20) mean-removed MFCCs NAD aligns with ``features: mfcc``
 (:func:`nad.nad_features`), as a matrix (:func:`as_arrays`)."""
 
+INTENSITY = Track(
+    "intensity",
+    ("times_s", "intensity_db"),
+    "Praat To Intensity: minimum pitch 50 Hz, time step 0 (16 ms), mean subtracted",
+    "pathbench.measures.speech_rate:praat_intensity",
+)
+"""Frame times and intensity contour that nucleus detection and the pause fraction read
+(:func:`pathbench.measures.speech_rate.praat_intensity`); shared within a job, no files."""
+
 TRACKS: dict[str, Track] = {
-    track.name: track for track in (PITCH, CPPS, PESTOI_ENVELOPES, NAD_MFCC)
+    track.name: track for track in (PITCH, CPPS, PESTOI_ENVELOPES, NAD_MFCC, INTENSITY)
 }
 """Every shared track by name."""
 
