@@ -54,7 +54,10 @@ from pathbench.seeds import DEMO_SEED
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-from workflow_run import copy_workflow  # noqa: E402  (the tests' helper, shared, not copied)
+from workflow_run import (  # noqa: E402  (the tests' helpers, shared, not copied)
+    copy_workflow,
+    start_snakemake,
+)
 
 README = REPO / "benchmarks" / "README.md"
 SECTION_START = "<!-- scale-benchmark:start -->"
@@ -285,22 +288,8 @@ def run(
     started = time.perf_counter()
     stopped_after = None
     with open(log_path, "w") as log:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "snakemake",
-                "--cores",
-                str(cores),
-                "--configfile",
-                str(config_path.relative_to(workdir)),
-            ],
-            cwd=workdir,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        config = str(config_path.relative_to(workdir))
+        process = start_snakemake(workdir, log, "--cores", str(cores), "--configfile", config)
         try:
             returncode = process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -23,6 +23,24 @@ def write_lines(path: Path, lines: list[str]) -> None:
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
 
 
+def write_kaldi(
+    root: Path,
+    wav: list[str],
+    text: list[str],
+    utt2spk: list[str],
+    speakers: dict[str, tuple[str, str]],
+    language: str = "en",
+) -> None:
+    """The files every dataset has, from their lines; ``speakers`` maps a speaker to its
+    (gender, score) for spk2gender and spk2score."""
+    write_lines(root / "wav.scp", wav)
+    write_lines(root / "text", text)
+    write_lines(root / "utt2spk", utt2spk)
+    write_lines(root / "spk2score", [f"{spk} {score}" for spk, (_, score) in speakers.items()])
+    write_lines(root / "spk2gender", [f"{spk} {gender}" for spk, (gender, _) in speakers.items()])
+    write_lines(root / "language", [language])
+
+
 def build_dataset(root: Path, *, segments: bool = False) -> Path:
     """Two speakers × two utterances, 1 s tones; with ``segments`` the utterances are cut from
     one 2 s recording per speaker."""
@@ -42,12 +60,7 @@ def build_dataset(root: Path, *, segments: bool = False) -> Path:
                 wav.append(f"{utt} wav/{utt}.wav")
             text.append(f"{utt} {sentence}")
             utt2spk.append(f"{utt} {spk}")
-    write_lines(root / "wav.scp", wav)
-    write_lines(root / "text", text)
-    write_lines(root / "utt2spk", utt2spk)
-    write_lines(root / "spk2score", [f"{s} {v[1]}" for s, v in SPEAKERS.items()])
-    write_lines(root / "spk2gender", [f"{s} {v[0]}" for s, v in SPEAKERS.items()])
-    write_lines(root / "language", ["en"])
+    write_kaldi(root, wav, text, utt2spk, SPEAKERS)
     if segments:
         write_lines(root / "segments", seg)
     return root

@@ -9,25 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from scipy import stats
+from test_results_table import correlations
 
 from pathbench.reporting.results_table import DatasetColumn, aligned_r
 from pathbench.stats.comparisons import wilcoxon_comparisons, write_comparisons
-
-CATEGORY = {
-    "cpp_fa": "reference-free signal",
-    "std_pitch_fa": "reference-free signal",
-    "vsa": "reference-free speaker",
-    "per": "reference-text",
-    "p_estoi_fa_all": "reference-audio",
-    "cpps_fa": "reference-free signal",
-}
-
-
-def correlations(r: dict[str, float]) -> pd.DataFrame:
-    return pd.DataFrame(
-        {"metric": list(r), "category": [CATEGORY[m] for m in r], "pearson_r": list(r.values())}
-    )
-
 
 # Aligned values are the raw r here: every metric below is positive somewhere (vote: kept),
 # except per, whose rule is |r|.

@@ -24,6 +24,7 @@ KALDI = Path(__file__).resolve().parents[1] / "../shared/fixtures/kaldi-metadata
 CATEGORY = {
     "cpp_fa": "reference-free signal",
     "cpp": "reference-free signal",
+    "cpps_fa": "reference-free signal",
     "wada_snr": "reference-free signal",
     "std_pitch_fa": "reference-free signal",
     "vsa": "reference-free speaker",

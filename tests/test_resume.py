@@ -19,13 +19,12 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from workflow_run import copy_workflow, output_files, snakemake
+from workflow_run import copy_workflow, output_files, snakemake, start_snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -134,14 +133,7 @@ def _interrupted_run(workdir: Path) -> tuple[RunLog, str]:
     """Start the demo run and SIGKILL it once scoring jobs have finished and others run."""
     log_path = workdir / "interrupted.log"
     with open(log_path, "w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "snakemake", "--cores", "2"],
-            cwd=workdir,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        process = start_snakemake(workdir, log, "--cores", "2")
     deadline = time.monotonic() + RUN_TIMEOUT_S
     try:
         while True:

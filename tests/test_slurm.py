@@ -22,13 +22,12 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from test_resume import reference_run
-from workflow_run import REPO, copy_workflow, output_files
+from workflow_run import REPO, copy_workflow, output_files, start_snakemake
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -121,14 +120,7 @@ def _run(workdir: Path, *args: str) -> str:
     """Run snakemake in its own process group; its output. Times out after RUN_TIMEOUT_S."""
     log_path = workdir / "snakemake.out"
     with open(log_path, "w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "snakemake", *args],
-            cwd=workdir,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        process = start_snakemake(workdir, log, *args)
         try:
             returncode = process.wait(timeout=RUN_TIMEOUT_S)
         except subprocess.TimeoutExpired:

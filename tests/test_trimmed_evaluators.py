@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import soundfile as sf
-from kaldi_builder import build_dataset, write_lines
+from kaldi_builder import build_dataset, write_kaldi, write_lines
 from speech_fixtures import SENTENCES, pad_in_noise, require_espeak, speak, spoken_sentences
 
 from pathbench import SAMPLE_RATE, registry
@@ -39,12 +39,7 @@ def padded_dataset(tmp_path_factory):
         wav.append(f"{utt} wav/{utt}.wav")
         text.append(f"{utt} {SENTENCES[k]}")
         utt2spk.append(f"{utt} s1")
-    write_lines(root / "wav.scp", wav)
-    write_lines(root / "text", text)
-    write_lines(root / "utt2spk", utt2spk)
-    write_lines(root / "spk2score", ["s1 90"])
-    write_lines(root / "spk2gender", ["s1 m"])
-    write_lines(root / "language", ["en"])
+    write_kaldi(root, wav, text, utt2spk, {"s1": ("m", "90")})
     manifest = root / "manifest.parquet"
     validate_dataset(root, manifest, root / "validation.json", n_shards=1)
     trim = root / "trim.parquet"
@@ -223,12 +218,13 @@ def test_fa_trim_stage_aligns_words_with_apostrophes(tmp_path):
     for k, sentence in enumerate(sentences):
         padded = pad_in_noise(speak(sentence), rng)
         sf.write(root / "wav" / f"s1_u{k}.wav", padded.audio, SAMPLE_RATE, subtype="PCM_16")
-    write_lines(root / "wav.scp", [f"s1_u{k} wav/s1_u{k}.wav" for k in range(2)])
-    write_lines(root / "text", [f"s1_u{k} {s.capitalize()}." for k, s in enumerate(sentences)])
-    write_lines(root / "utt2spk", ["s1_u0 s1", "s1_u1 s1"])
-    write_lines(root / "spk2score", ["s1 90"])
-    write_lines(root / "spk2gender", ["s1 m"])
-    write_lines(root / "language", ["en"])
+    write_kaldi(
+        root,
+        [f"s1_u{k} wav/s1_u{k}.wav" for k in range(2)],
+        [f"s1_u{k} {s.capitalize()}." for k, s in enumerate(sentences)],
+        ["s1_u0 s1", "s1_u1 s1"],
+        {"s1": ("m", "90")},
+    )
     validate_dataset(root, tmp_path / "m.parquet", tmp_path / "v.json", n_shards=1)
     table = fa_trim(tmp_path / "m.parquet", 0, tmp_path / "t.parquet", {"backend": "auto"})
     assert list(table["status"]) == ["aligned", "aligned"], table["message"].tolist()

@@ -67,6 +67,18 @@ def write_hashes(root: Path) -> None:
     write_lines(root / "wav_hash.scp", lines)
 
 
+def sharing_a_recording(scratch: Path, utt: str) -> tuple[Path, Path]:
+    """A test and a control dataset whose control ``utt`` is the test set's recording file."""
+    test = build_dataset(scratch / "test")
+    control = build_dataset(scratch / "control")
+    lines = [
+        f"{utt} {test / 'wav' / f'{utt}.wav'}" if line.split()[0] == utt else line
+        for line in (control / "wav.scp").read_text().splitlines()
+    ]
+    write_lines(control / "wav.scp", lines)
+    return test, control
+
+
 # ----------------------------------------------------------- item 3: reference = test set
 def test_reference_that_is_the_test_set_is_refused_naming_both(tmp_path):
     test = build_dataset(tmp_path / "test")
@@ -77,11 +89,7 @@ def test_reference_that_is_the_test_set_is_refused_naming_both(tmp_path):
 
 
 def test_reference_sharing_a_recording_file_is_refused(tmp_path):
-    test = build_dataset(tmp_path / "test")
-    control = build_dataset(tmp_path / "control")
-    lines = (control / "wav.scp").read_text().splitlines()
-    lines[0] = f"spk1_u0 {test / 'wav' / 'spk1_u0.wav'}"
-    write_lines(control / "wav.scp", lines)
+    test, control = sharing_a_recording(tmp_path, "spk1_u0")
     (finding,) = errors(refused(test, control, tmp_path))
     assert finding.value == "spk1_u0 = spk1_u0" and "shares 1 recording" in finding.problem
     assert str(test) in finding.problem and str(control) in finding.problem
@@ -125,11 +133,7 @@ def test_disjoint_segments_of_one_recording_are_not_an_overlap(tmp_path):
 
 
 def test_workflow_refuses_a_reference_overlapping_the_test_manifest(tmp_path):
-    test = build_dataset(tmp_path / "test")
-    control = build_dataset(tmp_path / "control")
-    lines = (control / "wav.scp").read_text().splitlines()
-    lines[3] = f"spk2_u1 {test / 'wav' / 'spk2_u1.wav'}"
-    write_lines(control / "wav.scp", lines)
+    test, control = sharing_a_recording(tmp_path, "spk2_u1")
     validate_dataset(test, tmp_path / "t.parquet", tmp_path / "t.json", n_shards=1)
     report = tmp_path / "ref" / "validation.json"
     with pytest.raises(DatasetError, match="shares 1 recording"):

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ("workflow", "config", "scripts")
@@ -32,6 +33,19 @@ def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.Compl
             f"{' '.join(args)} failed ({result.returncode}):\n{result.stderr[-6000:]}"
         )
     return result
+
+
+def start_snakemake(workdir: Path, log: IO[str], *args: str) -> subprocess.Popen:
+    """Start snakemake writing to ``log``, in a process group of its own so that the caller can
+    stop it with every job it started (``os.killpg``); standard input is closed."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=workdir,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def output_files(workdir: Path) -> dict[str, bytes]:

@@ -116,28 +116,15 @@ def read_lines(path: Path, findings: list[Finding]) -> list[tuple[int, str]]:
     stripped and named in a warning. A UTF-16 file is one error, not an error per line.
     Undecodable lines become findings and are left out.
     """
+    log = FindingLog(findings)
     raw = path.read_bytes()
     if raw.startswith(UTF8_BOM):
         raw = raw[len(UTF8_BOM) :]
-        findings.append(
-            Finding(
-                file=str(path),
-                line=1,
-                value="",
-                problem="file starts with a UTF-8 byte-order mark (ignored)",
-                fix="save the file as UTF-8 without BOM",
-                severity="warning",
-            )
-        )
+        problem = "file starts with a UTF-8 byte-order mark (ignored)"
+        log.error(path, 1, "", problem, "save the file as UTF-8 without BOM", severity="warning")
     elif raw.startswith(UTF16_BOMS):
-        findings.append(
-            Finding(
-                file=str(path),
-                line=1,
-                value="",
-                problem="file is UTF-16 encoded (byte-order mark)",
-                fix="re-encode the file as UTF-8",
-            )
+        log.error(
+            path, 1, "", "file is UTF-16 encoded (byte-order mark)", "re-encode the file as UTF-8"
         )
         return []
     lines = []
@@ -145,16 +132,14 @@ def read_lines(path: Path, findings: list[Finding]) -> list[tuple[int, str]]:
         try:
             lines.append((number, line_bytes.decode("utf-8")))
         except UnicodeDecodeError as exc:
-            findings.append(
-                Finding(
-                    file=str(path),
-                    line=number,
-                    value=line_bytes[max(0, exc.start - 10) : exc.end + 10].decode(
-                        "utf-8", "backslashreplace"
-                    ),
-                    problem=f"bytes that are not UTF-8 (byte 0x{line_bytes[exc.start]:02x})",
-                    fix="re-encode the file as UTF-8",
-                )
+            around = line_bytes[max(0, exc.start - 10) : exc.end + 10]
+            problem = f"bytes that are not UTF-8 (byte 0x{line_bytes[exc.start]:02x})"
+            log.error(
+                path,
+                number,
+                around.decode("utf-8", "backslashreplace"),
+                problem,
+                "re-encode the file as UTF-8",
             )
     return lines
 

@@ -215,11 +215,11 @@ class _TextModelEvaluator(_ModelEvaluator, ReferenceTxtEvaluator):
         return self.evaluate_batch([item])[0]
 
 
-class ArtPEvaluator(_TextModelEvaluator):
-    """``artp``: articulatory precision against the phonemised transcription (PathBench)."""
+class _PhoneTextEvaluator(_TextModelEvaluator):
+    """A measure of the phone model's output against the phonemised transcription: the chunk
+    goes through the phone model once, then ``_one(model, item, log_posteriors)`` scores each
+    utterance."""
 
-    name = "artp"
-    unit = "posterior"
     languages = PATHBENCH_LANGUAGES
     pathbench_compatible = True
     uses = frozenset({"model", "espeak"})
@@ -227,14 +227,26 @@ class ArtPEvaluator(_TextModelEvaluator):
     def _score_chunk(self, items: list[Item], audios: list[np.ndarray]) -> list[Score]:
         model = self._phone_model()
         outputs = model.log_posteriors(audios, self.batch_size)
-        return [
-            guarded(
-                lambda it=it, lp=lp: _artp(
-                    model, lp, _reference_phones(model, it.transcription, it.language)
-                )
+        return [self._one(model, it, lp) for it, lp in zip(items, outputs, strict=True)]
+
+    @staticmethod
+    def _one(model: loading.CTCModel, item: Item, log_posteriors: np.ndarray) -> Score:
+        raise NotImplementedError
+
+
+class ArtPEvaluator(_PhoneTextEvaluator):
+    """``artp``: articulatory precision against the phonemised transcription (PathBench)."""
+
+    name = "artp"
+    unit = "posterior"
+
+    @staticmethod
+    def _one(model: loading.CTCModel, item: Item, log_posteriors: np.ndarray) -> Score:
+        return guarded(
+            lambda: _artp(
+                model, log_posteriors, _reference_phones(model, item.transcription, item.language)
             )
-            for it, lp in zip(items, outputs, strict=True)
-        ]
+        )
 
 
 class ConfidenceEvaluator(_ModelEvaluator, ReferenceFreeEvaluator):
@@ -337,20 +349,12 @@ def _rate(reference: str, hypothesis: str, language: str) -> Score:
     return Score(result.value, result.status, result.message or hypothesis)
 
 
-class DPEREvaluator(_TextModelEvaluator):
+class DPEREvaluator(_PhoneTextEvaluator):
     """``dper``: phone error rate of the phone model's output against the phonemised text."""
 
     name = "dper"
     direction = -1
     unit = "ratio"
-    languages = PATHBENCH_LANGUAGES
-    pathbench_compatible = True
-    uses = frozenset({"model", "espeak"})
-
-    def _score_chunk(self, items: list[Item], audios: list[np.ndarray]) -> list[Score]:
-        model = self._phone_model()
-        outputs = model.log_posteriors(audios, self.batch_size)
-        return [self._one(model, it, lp) for it, lp in zip(items, outputs, strict=True)]
 
     @staticmethod
     def _one(model: loading.CTCModel, item: Item, log_posteriors: np.ndarray) -> Score:

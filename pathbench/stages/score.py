@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from pathbench import registry
 from pathbench.data.manifest import load_manifest
@@ -85,6 +86,20 @@ def _row(key: dict[str, Any], metric: MetricKey, score: Score) -> dict:
     }
 
 
+def _write(
+    rows: list[dict],
+    output_path: str | Path,
+    schema: pa.Schema,
+    sort_by: Sequence[str],
+    settings: dict[str, Any],
+) -> pd.DataFrame:
+    """Write the rows as ``schema``'s table, sorted by ``sort_by``, with the job's ``settings``
+    in its metadata; the frame is what the scoring stages return."""
+    frame = pd.DataFrame(rows, columns=schema.names)
+    write_parquet(frame, output_path, schema, sort_by, settings)
+    return frame
+
+
 def _trimmer(
     manifest_paths: Sequence[str | Path], trim_paths: Sequence[str | Path]
 ) -> StoredTrimmer | None:
@@ -139,10 +154,8 @@ def score_utterances(
         for it, score in zip(items, evaluate_all(instance, meter.over(items)), strict=True)
     ]
     meter.finish()
-    frame = pd.DataFrame(rows, columns=SCORE_SCHEMA.names)
     settings = {"evaluator": evaluator_name, "options": options, "variants": list(variants)}
-    write_parquet(frame, output_path, SCORE_SCHEMA, ["utt_id", "variant"], settings)
-    return frame
+    return _write(rows, output_path, SCORE_SCHEMA, ["utt_id", "variant"], settings)
 
 
 def score_speakers(
@@ -168,10 +181,8 @@ def score_speakers(
             score = contained(instance.evaluate_speaker, items)
             row = _row({"speaker_id": speaker}, MetricKey(evaluator_name, variant), score)
             rows.append({**row, "n_utterances": len(items)})
-    frame = pd.DataFrame(rows, columns=SPEAKER_SCORE_SCHEMA.names)
     settings = {"evaluator": evaluator_name, "options": options, "variants": list(variants)}
-    write_parquet(frame, output_path, SPEAKER_SCORE_SCHEMA, ["speaker_id", "variant"], settings)
-    return frame
+    return _write(rows, output_path, SPEAKER_SCORE_SCHEMA, ["speaker_id", "variant"], settings)
 
 
 def score_reference(
@@ -221,12 +232,10 @@ def score_reference(
         score = contained(evaluator.evaluate, replace(item, reference_audios=refs))
         row = _row({"utt_id": item.utt_id, "speaker_id": item.speaker_id}, key, score)
         rows.append({**row, "reference_type": key.reference_type, "n_references": len(refs)})
-    frame = pd.DataFrame(rows, columns=REFERENCE_SCORE_SCHEMA.names)
     settings = {
         "evaluator": evaluator_name,
         "options": options,
         "variant": variant,
         "reference_type": reference_type,
     }
-    write_parquet(frame, output_path, REFERENCE_SCORE_SCHEMA, ["utt_id"], settings)
-    return frame
+    return _write(rows, output_path, REFERENCE_SCORE_SCHEMA, ["utt_id"], settings)
