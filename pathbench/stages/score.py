@@ -221,11 +221,12 @@ def score_reference(
         if reference_manifest_path
         else {}
     )
+    shard_rows = full[full["shard"] == shard]
     rows = []
     label = f"score_reference {output_path}"
     for test, item in zip(
-        full[full["shard"] == shard].itertuples(index=False),
-        progress(items_from_manifest(full[full["shard"] == shard]), label),
+        shard_rows.itertuples(index=False),
+        progress(items_from_manifest(shard_rows), label),
         strict=True,
     ):
         refs = tuple(select_references(test, own, reference, reference_type))
