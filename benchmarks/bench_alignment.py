@@ -27,10 +27,10 @@ from speech_fixtures import (  # noqa: E402  (the tests' speech helpers)
     spoken_sentences,
 )
 
-from pathbench import SAMPLE_RATE  # noqa: E402
-from pathbench.audio import load_audio  # noqa: E402
-from pathbench.trimming.sphinx import SphinxModels  # noqa: E402
-from pathbench.trimming.vad import FATrimmer  # noqa: E402
+from pathbench_flow import SAMPLE_RATE  # noqa: E402
+from pathbench_flow.audio import load_audio  # noqa: E402
+from pathbench_flow.trimming.sphinx import SphinxModels  # noqa: E402
+from pathbench_flow.trimming.vad import FATrimmer  # noqa: E402
 
 Utterance = tuple[np.ndarray, str]
 

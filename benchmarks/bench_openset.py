@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from pathbench.openset import (
+from pathbench_flow.openset import (
     FEATURE_NAMES,
     EvaluationPlan,
     OpenSetDataset,

@@ -24,10 +24,10 @@ from speech_fixtures import (  # noqa: E402  (the tests' speech helpers)
     spoken_sentences,
 )
 
-from pathbench import SAMPLE_RATE  # noqa: E402
-from pathbench.audio import load_audio  # noqa: E402
-from pathbench.measures.recognition import gop, per, wer  # noqa: E402
-from pathbench.trimming.sphinx import SphinxModels  # noqa: E402
+from pathbench_flow import SAMPLE_RATE  # noqa: E402
+from pathbench_flow.audio import load_audio  # noqa: E402
+from pathbench_flow.measures.recognition import gop, per, wer  # noqa: E402
+from pathbench_flow.trimming.sphinx import SphinxModels  # noqa: E402
 
 MEASURES = (wer, per, gop)
 

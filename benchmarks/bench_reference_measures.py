@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pathbench import SAMPLE_RATE
-from pathbench.measures.nad import nad, nad_features, nad_from_audio
-from pathbench.measures.pestoi import (
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.measures.nad import nad, nad_features, nad_from_audio
+from pathbench_flow.measures.pestoi import (
     p_estoi,
     p_estoi_from_audio,
     pestoi_features,

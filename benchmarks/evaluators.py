@@ -33,14 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from pathbench import SAMPLE_RATE, registry
-from pathbench.audio import load_audio, load_shared
-from pathbench.data.manifest import load_manifest
-from pathbench.demo.corpus import make_demo
-from pathbench.evaluator import Item
-from pathbench.measures import cepstral
-from pathbench.stages.score import items_from_manifest
-from pathbench.stages.validate import validate_dataset
+from pathbench_flow import SAMPLE_RATE, registry
+from pathbench_flow.audio import load_audio, load_shared
+from pathbench_flow.data.manifest import load_manifest
+from pathbench_flow.demo.corpus import make_demo
+from pathbench_flow.evaluator import Item
+from pathbench_flow.measures import cepstral
+from pathbench_flow.stages.score import items_from_manifest
+from pathbench_flow.stages.validate import validate_dataset
 
 GOALS = {"cpp": 1000, "wada_snr": 2000, "std_pitch": 800, "speech_rate": 300, "cpps": 15}
 SIGNAL_SECONDS = (1.0, 5.0, 20.0)

@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from tiny_models import build_char_model, build_phone_model, write_arpa  # noqa: E402
 
-from pathbench import SAMPLE_RATE, registry  # noqa: E402
-from pathbench.evaluator import Item, evaluate_all  # noqa: E402
-from pathbench.trimming.vad import FATrimmer  # noqa: E402
+from pathbench_flow import SAMPLE_RATE, registry  # noqa: E402
+from pathbench_flow.evaluator import Item, evaluate_all  # noqa: E402
+from pathbench_flow.trimming.vad import FATrimmer  # noqa: E402
 
 BASE = dict(  # Wav2Vec2Config's defaults (base size), spelled out
     hidden_size=768,

@@ -49,8 +49,8 @@ from pathlib import Path
 
 import yaml
 
-from pathbench.demo.corpus import make_demo
-from pathbench.seeds import DEMO_SEED
+from pathbench_flow.demo.corpus import make_demo
+from pathbench_flow.seeds import DEMO_SEED
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
@@ -256,7 +256,7 @@ def job_times(workdir: Path) -> tuple[dict[str, RuleTime], dict[str, RuleTime], 
 
 def interpreter_startup() -> float:
     """Median seconds for a fresh Python to import what every script job imports."""
-    code = "import snakemake.script, pandas, pyarrow, pathbench.registry"
+    code = "import snakemake.script, pandas, pyarrow, pathbench_flow.registry"
     samples = []
     for _ in range(3):
         started = time.perf_counter()

@@ -36,8 +36,8 @@ WORKFLOW_ENTRIES = ("Snakefile", "workflow", "config", "scripts")
 """What a dry run reads (older checkouts keep the Snakefile at the top)."""
 
 _EVALUATORS = """
-import json, yaml, pathbench
-from pathbench import registry
+import json, yaml, pathbench_flow
+from pathbench_flow import registry
 config = yaml.safe_load(open("config/config.yaml", encoding="utf-8"))
 options = config.get("evaluator_options") or {}
 rules = {}
@@ -48,7 +48,7 @@ for name in config["evaluators"]:
     rule = ("score_speakers" if info.level == "speaker" else
             "score_reference" if info.category == "reference-audio" else "score_utterances")
     rules[name] = [rule, options.get(name, {})]
-print(json.dumps({"package": pathbench.__file__, "evaluators": rules}))
+print(json.dumps({"package": pathbench_flow.__file__, "evaluators": rules}))
 """
 
 
@@ -69,10 +69,10 @@ def job_codes(tree: Path) -> dict[str, str]:
     found = run_fresh(_EVALUATORS, pythonpath=tree, cwd=tree)
     report = json.loads(found.stdout)
     if not Path(report["package"]).resolve().is_relative_to(tree.resolve()):
-        raise SystemExit(f"{tree}: imported pathbench from {report['package']}, not the tree")
+        raise SystemExit(f"{tree}: imported pathbench_flow from {report['package']}, not the tree")
     codes = {path.stem: script_imports(path) for path in sorted((tree / "scripts").glob("*.py"))}
     for name, (rule, options) in report["evaluators"].items():
-        build = f"\nfrom pathbench import registry\nregistry.create({name!r}, **{options!r})\n"
+        build = f"\nfrom pathbench_flow import registry\nregistry.create({name!r}, **{options!r})\n"
         codes[f"{rule} {name}"] = codes[rule] + build
     return codes
 

@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.stages.aggregate import aggregate_speakers
+from pathbench_flow.stages.aggregate import aggregate_speakers
 
 aggregate_speakers(
     snakemake.input.manifest,

@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.stages.tracks import compute_track
+from pathbench_flow.stages.tracks import compute_track
 
 compute_track(
     snakemake.input.manifest,

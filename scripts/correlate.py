@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.stages.analysis import correlate
+from pathbench_flow.stages.analysis import correlate
 
 correlate(
     snakemake.input[0],

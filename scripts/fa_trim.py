@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.stages.trim import fa_trim
+from pathbench_flow.stages.trim import fa_trim
 
 fa_trim(
     snakemake.input.manifest,

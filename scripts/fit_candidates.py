@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.stages.openset import fit_candidates
+from pathbench_flow.stages.openset import fit_candidates
 
 fit_candidates(
     list(snakemake.input.features),

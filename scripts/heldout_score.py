@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.stages.openset import heldout_score
+from pathbench_flow.stages.openset import heldout_score
 
 heldout_score(
     list(snakemake.input.features),

@@ -2,8 +2,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench import tracks
-from pathbench.stages.openset import openset_features
+from pathbench_flow import tracks
+from pathbench_flow.stages.openset import openset_features
 
 openset_features(
     snakemake.input.manifest,

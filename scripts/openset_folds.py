@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.stages.openset import openset_folds
+from pathbench_flow.stages.openset import openset_folds
 
 openset_folds(
     list(snakemake.input),

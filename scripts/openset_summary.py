@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.stages.openset import openset_summary
+from pathbench_flow.stages.openset import openset_summary
 
 openset_summary(
     snakemake.input.folds,

@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.stages.analysis import plot_dataset
+from pathbench_flow.stages.analysis import plot_dataset
 
 plot_dataset(
     snakemake.wildcards.dataset,

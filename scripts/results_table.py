@@ -3,7 +3,7 @@ from pathlib import Path
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.stages.analysis import results_table
+from pathbench_flow.stages.analysis import results_table
 
 results_table(
     dict(zip(snakemake.params.datasets, snakemake.input, strict=True)),

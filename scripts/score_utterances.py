@@ -2,8 +2,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench import tracks
-from pathbench.stages.score import score_utterances
+from pathbench_flow import tracks
+from pathbench_flow.stages.score import score_utterances
 
 score_utterances(
     snakemake.input.manifest,

@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.stages.shards import shard_manifest
+from pathbench_flow.stages.shards import shard_manifest
 
 shard_manifest(
     snakemake.input.manifest,

@@ -5,8 +5,8 @@ import sys
 console = sys.stderr
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench.data.validation import DatasetError
-from pathbench.stages.validate import failed_report_path, validate_dataset
+from pathbench_flow.data.validation import DatasetError
+from pathbench_flow.stages.validate import failed_report_path, validate_dataset
 
 try:
     validate_dataset(

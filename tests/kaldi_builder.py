@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from pathbench.data.dataset import Dataset
-from pathbench.data.references import ReferenceAudio, index_by_text, select_references
+from pathbench_flow.data.dataset import Dataset
+from pathbench_flow.data.references import ReferenceAudio, index_by_text, select_references
 
 SPEAKERS = {"spk1": ("f", "80"), "spk2": ("m", "N/A")}
 TEXTS = ("The cat sat.", "A dog ran!")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pathbench.openset.schema import FEATURE_NAMES
+from pathbench_flow.openset.schema import FEATURE_NAMES
 
 
 def speaker_frame(seed: int = 0) -> pd.DataFrame:

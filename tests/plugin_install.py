@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pathbench import registry
+from pathbench_flow import registry
 
 PLUGIN_DIR = Path(__file__).parent / "plugins"
 
@@ -18,7 +18,8 @@ def install_example_plugin(site: Path) -> None:
         "Metadata-Version: 2.1\nName: pathbench-example-plugin\nVersion: 1.0\n"
     )
     (info / "entry_points.txt").write_text(
-        "[pathbench.evaluators]\nexample_words_per_second = example_plugin:WordCountEvaluator\n"
+        "[pathbench_flow.evaluators]\n"
+        "example_words_per_second = example_plugin:WordCountEvaluator\n"
     )
     for entry in (str(site), str(PLUGIN_DIR)):
         if entry not in sys.path:

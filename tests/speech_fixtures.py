@@ -22,8 +22,8 @@ import pytest
 import soundfile as sf
 from scipy.signal import resample_poly
 
-from pathbench import SAMPLE_RATE
-from pathbench.trimming.sphinx import SphinxModels
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.trimming.sphinx import SphinxModels
 
 TESTDATA = Path("/usr/share/pocketsphinx/test/data")
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"

@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pandas as pd
 
-from pathbench.io import write_parquet
-from pathbench.metric import FA, MetricKey
-from pathbench.stages.aggregate import aggregate_speakers
-from pathbench.stages.score import SCORE_SCHEMA
+from pathbench_flow.io import write_parquet
+from pathbench_flow.metric import FA, MetricKey
+from pathbench_flow.stages.aggregate import aggregate_speakers
+from pathbench_flow.stages.score import SCORE_SCHEMA
 
 SPEAKERS = {"A": 10.0, "B": 30.0, "C": 50.0, "D": 70.0, "E": 90.0, "K": np.nan}
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pathbench.io import write_parquet
-from pathbench.schemas import SPEAKERS_SCHEMA
-from pathbench.stages.analysis import correlate, plot_dataset, results_table
+from pathbench_flow.io import write_parquet
+from pathbench_flow.schemas import SPEAKERS_SCHEMA
+from pathbench_flow.stages.analysis import correlate, plot_dataset, results_table
 
 KALDI = Path(__file__).resolve().parents[1] / "../shared/fixtures/kaldi-metadata"
 SPEAKERS = [f"S{i:02d}" for i in range(10)]

@@ -9,25 +9,25 @@ import pytest
 import scipy.fft
 from parselmouth.praat import call
 
-from pathbench import SAMPLE_RATE
-from pathbench.audio import load_audio
-from pathbench.measures.cepstral import cpp, cpps, cpps_praat, framing, pathbench_cpp
-from pathbench.measures.cepstral.pair_counts import count_descending_pairs
-from pathbench.measures.cepstral.power_cepstrogram import (
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.audio import load_audio
+from pathbench_flow.measures.cepstral import cpp, cpps, cpps_praat, framing, pathbench_cpp
+from pathbench_flow.measures.cepstral.pair_counts import count_descending_pairs
+from pathbench_flow.measures.cepstral.power_cepstrogram import (
     emphasised_and_padded,
     frame_times,
     power_cepstra,
     to_db,
 )
-from pathbench.measures.cepstral.praat_settings import (
+from pathbench_flow.measures.cepstral.praat_settings import (
     MAXIMUM_FREQUENCY,
     PITCH_FLOOR,
     PRE_EMPHASIS_FROM,
     TIME_STEP,
 )
-from pathbench.measures.cepstral.smoothing import time_averaging
-from pathbench.measures.cepstral.theil_sen import medians, theil_sen_slope
-from pathbench.status import TOO_SHORT, NoScore
+from pathbench_flow.measures.cepstral.smoothing import time_averaging
+from pathbench_flow.measures.cepstral.theil_sen import medians, theil_sen_slope
+from pathbench_flow.status import TOO_SHORT, NoScore
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 PUBLISHED_CPPS_JAPANESE10 = 9.836

@@ -1,4 +1,4 @@
-"""``pathbench correlate``: PathBench's external-predictor check from the command line."""
+"""``pathbench-flow correlate``: PathBench's external-predictor check from the command line."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-import pathbench
-from pathbench.cli import main
-from pathbench.reporting.results_table import export_speaker_csvs
-from pathbench.stats.correlation import correlate_predictions, read_spk2score
+import pathbench_flow
+from pathbench_flow.cli import main
+from pathbench_flow.reporting.results_table import export_speaker_csvs
+from pathbench_flow.stats.correlation import correlate_predictions, read_spk2score
 
 RATED = {"F02": 29.0, "F03": 6.0, "M01": 15.0, "M04": 2.0, "M05": 58.0, "M07": 28.0}
 PREDICTED = {"F02": 3.1, "F03": 0.4, "M01": 2.2, "M04": 0.9, "M05": 5.0, "M07": 2.4}
@@ -121,7 +121,7 @@ def test_exported_speaker_csv_reproduces_the_benchmark_r(
 def test_module_runs_as_a_script(tmp_path: Path, spk2score: Path) -> None:
     predictions = write_predictions(tmp_path / "preds.csv", PREDICTED)
     # The child must import this source tree even when the package is not installed.
-    search_path = [str(Path(pathbench.__file__).resolve().parents[1])]
+    search_path = [str(Path(pathbench_flow.__file__).resolve().parents[1])]
     if os.environ.get("PYTHONPATH"):
         search_path.append(os.environ["PYTHONPATH"])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(search_path)}
@@ -129,7 +129,7 @@ def test_module_runs_as_a_script(tmp_path: Path, spk2score: Path) -> None:
         [
             sys.executable,
             "-m",
-            "pathbench.cli",
+            "pathbench_flow.cli",
             "correlate",
             "--predictions",
             str(predictions),

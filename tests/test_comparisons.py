@@ -11,8 +11,8 @@ import pytest
 from scipy import stats
 from test_results_table import correlations
 
-from pathbench.reporting.results_table import DatasetColumn, aligned_r
-from pathbench.stats.comparisons import wilcoxon_comparisons, write_comparisons
+from pathbench_flow.reporting.results_table import DatasetColumn, aligned_r
+from pathbench_flow.stats.comparisons import wilcoxon_comparisons, write_comparisons
 
 # Aligned values are the raw r here: every metric below is positive somewhere (vote: kept),
 # except per, whose rule is |r|.

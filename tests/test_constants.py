@@ -9,12 +9,12 @@ from pathlib import Path
 
 import yaml
 
-from pathbench.data.kaldi import NOT_RATED, parse_score
-from pathbench.demo.corpus import make_demo
-from pathbench.languages import LANGUAGES, canonical_language
-from pathbench.seeds import BOOTSTRAP_SEED, DEMO_SEED
-from pathbench.stages.validate import validate_dataset
-from pathbench.stats.correlation import DEFAULT_ALLOWLIST, N_BOOT, read_spk2score
+from pathbench_flow.data.kaldi import NOT_RATED, parse_score
+from pathbench_flow.demo.corpus import make_demo
+from pathbench_flow.languages import LANGUAGES, canonical_language
+from pathbench_flow.seeds import BOOTSTRAP_SEED, DEMO_SEED
+from pathbench_flow.stages.validate import validate_dataset
+from pathbench_flow.stats.correlation import DEFAULT_ALLOWLIST, N_BOOT, read_spk2score
 
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -64,7 +64,7 @@ def test_languages_and_aliases():
 
 
 def test_one_reading_of_spk2score_values(tmp_path):
-    """Validation and ``pathbench correlate`` read spk2score with the same rule."""
+    """Validation and ``pathbench-flow correlate`` read spk2score with the same rule."""
     assert parse_score(NOT_RATED) != parse_score(NOT_RATED)  # NaN
     assert parse_score("72.5") == 72.5
     assert [parse_score(raw) for raw in ("nan", "inf", "x", "n/a")] == [None] * 4

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pathbench.io import read_parquet
-from pathbench.metric import FA, MetricKey
-from pathbench.stats.correlation import (
+from pathbench_flow.io import read_parquet
+from pathbench_flow.metric import FA, MetricKey
+from pathbench_flow.stats.correlation import (
     CORRELATION_COLUMNS,
     analysis_speakers,
     bootstrap_pearson_ci,

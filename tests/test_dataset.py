@@ -11,9 +11,9 @@ import pytest
 import soundfile as sf
 from kaldi_builder import build_dataset, references_of, write_lines
 
-from pathbench.data.dataset import Dataset
-from pathbench.data.validation import DatasetError
-from pathbench.languages import LANGUAGES
+from pathbench_flow.data.dataset import Dataset
+from pathbench_flow.data.validation import DatasetError
+from pathbench_flow.languages import LANGUAGES
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 

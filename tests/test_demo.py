@@ -17,11 +17,11 @@ import soundfile as sf
 from parselmouth.praat import call
 from scipy.stats import spearmanr
 
-from pathbench import SAMPLE_RATE
-from pathbench.demo import corpus as demo
-from pathbench.demo.__main__ import main as demo_main
-from pathbench.demo.corpus import WORDS, expected_utterances, make_demo
-from pathbench.demo.synth import plan_text
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.demo import corpus as demo
+from pathbench_flow.demo.__main__ import main as demo_main
+from pathbench_flow.demo.corpus import WORDS, expected_utterances, make_demo
+from pathbench_flow.demo.synth import plan_text
 
 SMALL = {"n_pathological": 2, "n_control": 1, "n_utterances": 3}
 

@@ -10,8 +10,8 @@ import pytest
 from kaldi_builder import build_dataset, write_lines
 from plugin_install import install_example_plugin, uninstall_example_plugin
 
-from pathbench import registry
-from pathbench.evaluator import (
+from pathbench_flow import registry
+from pathbench_flow.evaluator import (
     Item,
     LanguageAwareSpeakerEvaluator,
     ReferenceAudioEvaluator,
@@ -19,10 +19,10 @@ from pathbench.evaluator import (
     Score,
     guarded,
 )
-from pathbench.io import read_parquet
-from pathbench.stages.score import score_speakers, score_utterances
-from pathbench.stages.validate import validate_dataset
-from pathbench.status import NoScore
+from pathbench_flow.io import read_parquet
+from pathbench_flow.stages.score import score_speakers, score_utterances
+from pathbench_flow.stages.validate import validate_dataset
+from pathbench_flow.status import NoScore
 
 
 @pytest.fixture

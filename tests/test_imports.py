@@ -20,9 +20,9 @@ from job_imports import DRY_RUN, run_fresh, script_imports
 from speech_fixtures import FIXTURES
 from workflow_run import REPO, copy_workflow
 
-from pathbench.io import read_parquet, write_parquet
-from pathbench.lazy import lazy_module
-from pathbench.schemas import SPEAKERS_SCHEMA
+from pathbench_flow.io import read_parquet, write_parquet
+from pathbench_flow.lazy import lazy_module
+from pathbench_flow.schemas import SPEAKERS_SCHEMA
 
 SCRIPTS = REPO / "scripts"
 BLUE = FIXTURES / "BLUE_japanese10.wav"
@@ -33,14 +33,18 @@ def test_the_dry_run_imports_no_heavy_library(tmp_path):
     """``snakemake -n`` on the demo config: the parse reads every configured evaluator's
     metadata and runs their preflight checks, and needs none of their libraries."""
     run = run_fresh(DRY_RUN, cwd=copy_workflow(tmp_path / "wf"))
-    assert {"pathbench.registry", "pathbench.preflight", "pathbench.stages.openset"} <= run.modules
+    assert {
+        "pathbench_flow.registry",
+        "pathbench_flow.preflight",
+        "pathbench_flow.stages.openset",
+    } <= run.modules
     assert run.heavy() == set()
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS.glob("*.py")), ids=lambda path: path.stem)
 def test_a_rule_script_imports_no_heavy_library_before_its_stage_runs(script: Path):
     imports = script_imports(script)
-    assert "pathbench" in imports
+    assert "pathbench_flow" in imports
     assert run_fresh(imports).heavy() == set()
 
 
@@ -63,8 +67,8 @@ def _scoring_job(code: str) -> str:
 def test_an_utterance_scoring_job_loads_only_its_measures_libraries(evaluator, options, libraries):
     run = run_fresh(
         _scoring_job(
-            "from pathbench.evaluator import Item\n"
-            "from pathbench.stages.score import build_evaluator\n"
+            "from pathbench_flow.evaluator import Item\n"
+            "from pathbench_flow.stages.score import build_evaluator\n"
             f"evaluator = build_evaluator({evaluator!r}, {options!r}, {{}})\n"
             f"score = evaluator.evaluate(Item('blue', {str(BLUE)!r}))\n"
             "print(score.status, score.value)"
@@ -79,8 +83,8 @@ def test_a_reference_scoring_job_loads_librosa_for_p_estoi():
     refs = tuple((str(path), 0.0, -1.0) for path in REFERENCES)
     run = run_fresh(
         script_imports(SCRIPTS / "score_reference.py")
-        + "\nfrom pathbench.evaluator import Item\n"
-        + "from pathbench.stages.score import build_evaluator\n"
+        + "\nfrom pathbench_flow.evaluator import Item\n"
+        + "from pathbench_flow.stages.score import build_evaluator\n"
         + f"item = Item('blue', {str(BLUE)!r}, reference_audios={refs!r})\n"
         + "score = build_evaluator('p_estoi', {}, {}).evaluate(item)\n"
         + "print(score.status, score.value)"
@@ -95,7 +99,7 @@ def test_a_reference_scoring_job_loads_librosa_for_p_estoi():
 def test_a_trimming_job_loads_pocketsphinx_only_to_align(backend, libraries):
     run = run_fresh(
         script_imports(SCRIPTS / "fa_trim.py")
-        + "\nfrom pathbench.trimming.vad import FATrimmer\n"
+        + "\nfrom pathbench_flow.trimming.vad import FATrimmer\n"
         + f"trimmer = FATrimmer.from_config({{'backend': {backend!r}}})\n"
         + f"print(trimmer.trim({str(BLUE)!r}, 'blue', 'en').record.backend)"
     )

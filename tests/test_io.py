@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from pathbench.io import write_json
+from pathbench_flow.io import write_json
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ import pyarrow.parquet as pq
 import pytest
 from kaldi_builder import build_dataset, write_lines
 
-from pathbench.data.manifest import assign_shards, load_manifest
-from pathbench.data.validation import DatasetError
-from pathbench.schemas import MANIFEST_SCHEMA
-from pathbench.stages.validate import validate_dataset
+from pathbench_flow.data.manifest import assign_shards, load_manifest
+from pathbench_flow.data.validation import DatasetError
+from pathbench_flow.schemas import MANIFEST_SCHEMA
+from pathbench_flow.stages.validate import validate_dataset
 
 
 def test_manifest_schema_sort_and_metadata(tmp_path):

@@ -27,10 +27,10 @@ def deploy(target, prefix: str = ""):
     (target / "config" / "config.yaml").write_bytes(TEST_CONFIG.read_bytes())
     (target / "Snakefile").write_text(
         'configfile: "config/config.yaml"\n\n\n'
-        "module pathbench:\n"
+        "module pathbench_flow:\n"
         f'    snakefile:\n        "{REPO / "workflow" / "Snakefile"}"\n'
         "    config:\n        config\n\n\n"
-        f"use rule * from pathbench{rename}\n"
+        f"use rule * from pathbench_flow{rename}\n"
     )
     build_dataset(target / "data" / "mine")
     return target

@@ -15,16 +15,16 @@ import numpy as np
 import pytest
 from test_pestoi import FIXTURES, add_noise, speech_like, stretch
 
-from pathbench import SAMPLE_RATE
-from pathbench.audio import load_audio
-from pathbench.measures.nad import (
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.audio import load_audio
+from pathbench_flow.measures.nad import (
     alignment_distance,
     dtw_accumulate,
     nad,
     nad_features,
     nad_from_audio,
 )
-from pathbench.status import NO_REFERENCES, TOO_SHORT, NoScore
+from pathbench_flow.status import NO_REFERENCES, TOO_SHORT, NoScore
 
 
 def symmetric2_by_loops(test: np.ndarray, reference: np.ndarray) -> np.ndarray:

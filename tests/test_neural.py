@@ -17,9 +17,9 @@ import soundfile as sf
 import yaml
 from speech_fixtures import require_espeak
 
-from pathbench import registry
-from pathbench.evaluator import Item, evaluate_all
-from pathbench.neural import ctc, phonemes
+from pathbench_flow import registry
+from pathbench_flow.evaluator import Item, evaluate_all
+from pathbench_flow.neural import ctc, phonemes
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pathbench-audio"
 BLUE = {name: str(FIXTURES / f"BLUE_{name}.wav") for name in ("japanese10", "english32")}
@@ -74,7 +74,7 @@ def test_confidence_and_greedy_decoding() -> None:
 
 
 def test_importing_the_registry_does_not_import_torch() -> None:
-    code = "import sys; import pathbench.registry; print('torch' in sys.modules)"
+    code = "import sys; import pathbench_flow.registry; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -243,7 +243,7 @@ def test_nad_with_wav2vec2_layer_features(tiny, items):
 
 
 def test_wav2vec2_trimmer_follows_pathbench_rule(tiny, tmp_path):
-    from pathbench.trimming.vad import FATrimmer, Wav2Vec2Aligner
+    from pathbench_flow.trimming.vad import FATrimmer, Wav2Vec2Aligner
 
     audio, _ = sf.read(BLUE["japanese10"])
     padded = tmp_path / "padded.wav"
@@ -268,7 +268,7 @@ def test_the_workflow_scores_every_neural_measure(tiny, tmp_path):
     from kaldi_builder import build_dataset
     from workflow_run import copy_workflow, snakemake
 
-    from pathbench.io import read_parquet
+    from pathbench_flow.io import read_parquet
 
     workdir = copy_workflow(tmp_path / "run")
     dataset = build_dataset(tmp_path / "data")

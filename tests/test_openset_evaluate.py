@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from openset_frames import speaker_frame
 
-from pathbench.io import read_parquet, write_parquet
-from pathbench.openset import (
+from pathbench_flow.io import read_parquet, write_parquet
+from pathbench_flow.openset import (
     COUNTS_SCHEMA,
     FEATURE_NAMES,
     AggregateMetrics,
@@ -33,8 +33,8 @@ from pathbench.openset import (
     select,
     validate_plan,
 )
-from pathbench.openset.evaluate import CONFIG_COLUMNS, COUNT_COLUMNS
-from pathbench.openset.types import MAX_COUNT
+from pathbench_flow.openset.evaluate import CONFIG_COLUMNS, COUNT_COLUMNS
+from pathbench_flow.openset.types import MAX_COUNT
 
 GRID = {
     "feature_masks": {"all": list(FEATURE_NAMES), "voice": list(FEATURE_NAMES[:8])},

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from pathbench.openset import (
+from pathbench_flow.openset import (
     EvalError,
     EvalErrorKind,
     OpenSetDataset,
@@ -20,7 +20,7 @@ from pathbench.openset import (
     fold_to_dict,
     validate_fold,
 )
-from pathbench.openset.folds import FOLD_SETS
+from pathbench_flow.openset.folds import FOLD_SETS
 
 
 def make_dataset(rows: list[tuple[int, int]]) -> OpenSetDataset:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pathbench.openset.model import (
+from pathbench_flow.openset.model import (
     MAX_ITERATIONS,
     ModelError,
     accepts,

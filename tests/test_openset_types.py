@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pathbench.openset import (
+from pathbench_flow.openset import (
     FEATURE_NAMES,
     SCHEMA_ID,
     AggregateMetrics,
@@ -18,8 +18,8 @@ from pathbench.openset import (
     OpenSetDataset,
     OpenSetFold,
 )
-from pathbench.openset.schema import FULL_MASK, mask_columns, mask_from_names
-from pathbench.openset.types import MAX_COUNT
+from pathbench_flow.openset.schema import FULL_MASK, mask_columns, mask_from_names
+from pathbench_flow.openset.types import MAX_COUNT
 
 VALID = {
     "mask": 0b101,

@@ -15,9 +15,9 @@ import librosa
 import numpy as np
 import pytest
 
-from pathbench import SAMPLE_RATE
-from pathbench.audio import load_audio
-from pathbench.measures.pestoi import (
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.audio import load_audio
+from pathbench_flow.measures.pestoi import (
     gabor_magnitudes,
     p_estoi,
     p_estoi_from_audio,
@@ -26,7 +26,7 @@ from pathbench.measures.pestoi import (
     pestoi_template,
     third_octave_matrix,
 )
-from pathbench.status import NO_REFERENCES, TOO_FEW_REFERENCES, TOO_SHORT, NoScore
+from pathbench_flow.status import NO_REFERENCES, TOO_FEW_REFERENCES, TOO_SHORT, NoScore
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 

@@ -9,16 +9,16 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from pathbench.reporting.plots import (
+from pathbench_flow.reporting.plots import (
     DPI,
     SCATTER_SIZE,
     plot_aligned_bars,
     plot_metric_scatters,
     plot_results_heatmap,
 )
-from pathbench.reporting.results_table import build_results_table
-from pathbench.stages.analysis import metric_reasons
-from pathbench.stats.correlation import correlate_metrics
+from pathbench_flow.reporting.results_table import build_results_table
+from pathbench_flow.stages.analysis import metric_reasons
+from pathbench_flow.stats.correlation import correlate_metrics
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SPEAKERS = [f"S{i:02d}" for i in range(12)]

@@ -17,11 +17,11 @@ from speech_fixtures import (
     spoken_sentences,
 )
 
-from pathbench import SAMPLE_RATE, registry
-from pathbench.audio import load_audio
-from pathbench.evaluators.signal import PraatSpeechRateEvaluator
-from pathbench.measures.praat_speech_rate import praat_speech_rate, syllable_nuclei
-from pathbench.status import TOO_SHORT
+from pathbench_flow import SAMPLE_RATE, registry
+from pathbench_flow.audio import load_audio
+from pathbench_flow.evaluators.signal import PraatSpeechRateEvaluator
+from pathbench_flow.measures.praat_speech_rate import praat_speech_rate, syllable_nuclei
+from pathbench_flow.status import TOO_SHORT
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from kaldi_builder import build_dataset
 
-from pathbench import registry
-from pathbench.preflight import ConfigError, check_config
+from pathbench_flow import registry
+from pathbench_flow.preflight import ConfigError, check_config
 
 PLUGIN = """
 from pathlib import Path
 
-from pathbench.evaluator import ReferenceFreeEvaluator
+from pathbench_flow.evaluator import ReferenceFreeEvaluator
 
 
 class ModelEvaluator(ReferenceFreeEvaluator):
@@ -44,7 +44,7 @@ def model_plugin(tmp_path):
     info.mkdir(parents=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: model-plugin\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(
-        "[pathbench.evaluators]\nmodel_measure = model_plugin:ModelEvaluator\n"
+        "[pathbench_flow.evaluators]\nmodel_measure = model_plugin:ModelEvaluator\n"
     )
     (site / "model_plugin.py").write_text(PLUGIN)
     sys.path.insert(0, str(site))

@@ -12,10 +12,10 @@ import sys
 import pytest
 from kaldi_builder import build_dataset
 
-from pathbench.io import read_parquet
-from pathbench.progress import Progress, duration, progress
-from pathbench.stages.score import score_utterances
-from pathbench.stages.validate import validate_dataset
+from pathbench_flow.io import read_parquet
+from pathbench_flow.progress import Progress, duration, progress
+from pathbench_flow.stages.score import score_utterances
+from pathbench_flow.stages.validate import validate_dataset
 
 
 class Clock:

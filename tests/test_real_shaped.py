@@ -28,8 +28,8 @@ from scipy.signal import resample_poly
 from speech_fixtures import pad_in_noise, require_espeak
 from workflow_run import copy_workflow, snakemake
 
-from pathbench import SAMPLE_RATE
-from pathbench.io import read_parquet
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.io import read_parquet
 
 pytestmark = pytest.mark.slow
 

@@ -16,11 +16,11 @@ from speech_fixtures import (
     spoken_sentences,
 )
 
-from pathbench import SAMPLE_RATE
-from pathbench.audio import load_audio
-from pathbench.measures.recognition import edit_distance, gop, per, wer, wpm
-from pathbench.status import NoScore
-from pathbench.trimming.sphinx import align_phones, dictionary_words, is_english, to_pcm16
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.audio import load_audio
+from pathbench_flow.measures.recognition import edit_distance, gop, per, wer, wpm
+from pathbench_flow.status import NoScore
+from pathbench_flow.trimming.sphinx import align_phones, dictionary_words, is_english, to_pcm16
 
 N_SENTENCES = 20
 N_DEGRADED = 8

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pathbench.io import read_parquet
-from pathbench.reporting.results_table import (
+from pathbench_flow.io import read_parquet
+from pathbench_flow.reporting.results_table import (
     DatasetColumn,
     build_results_table,
     dataset_column,
@@ -18,7 +18,7 @@ from pathbench.reporting.results_table import (
     order_columns,
     write_results_table,
 )
-from pathbench.stats.correlation import read_predictions_csv
+from pathbench_flow.stats.correlation import read_predictions_csv
 
 KALDI = Path(__file__).resolve().parents[1] / "../shared/fixtures/kaldi-metadata"
 CATEGORY = {

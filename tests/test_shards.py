@@ -6,10 +6,10 @@ import json
 
 from kaldi_builder import build_dataset, write_lines
 
-from pathbench.data.shard_plan import listed_audio, reference_shards, shard_audio
-from pathbench.io import read_parquet
-from pathbench.stages.shards import shard_manifest
-from pathbench.stages.validate import validate_dataset
+from pathbench_flow.data.shard_plan import listed_audio, reference_shards, shard_audio
+from pathbench_flow.io import read_parquet
+from pathbench_flow.stages.shards import shard_manifest
+from pathbench_flow.stages.validate import validate_dataset
 
 
 def test_listed_audio_keeps_existing_files_only(tmp_path):

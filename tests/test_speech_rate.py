@@ -5,9 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pathbench import SAMPLE_RATE
-from pathbench.audio import load_audio
-from pathbench.measures.speech_rate import pause_fraction, speech_rate, syllable_nuclei
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.audio import load_audio
+from pathbench_flow.measures.speech_rate import pause_fraction, speech_rate, syllable_nuclei
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 LEAD_S = 0.5

@@ -1,5 +1,5 @@
 """The ``export_speaker_csv`` rule's function: the speakers table in, PathBench's
-external-predictor CSVs out, which ``pathbench correlate`` must read back to the same result
+external-predictor CSVs out, which ``pathbench-flow correlate`` must read back to the same result
 the workflow's own ``correlate`` rule reports."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pathbench.io import read_parquet, write_parquet
-from pathbench.schemas import SPEAKERS_SCHEMA
-from pathbench.stages.analysis import correlate, export_speaker_csv
-from pathbench.stats.correlation import correlate_predictions, read_predictions_csv
+from pathbench_flow.io import read_parquet, write_parquet
+from pathbench_flow.schemas import SPEAKERS_SCHEMA
+from pathbench_flow.stages.analysis import correlate, export_speaker_csv
+from pathbench_flow.stats.correlation import correlate_predictions, read_predictions_csv
 
 SPEAKERS = ["a,b", 'q"x', "S03", "S01", "S02", "C01", "C02"]
 """Kaldi speaker ids may hold commas and quotes; the last two are unrated controls."""

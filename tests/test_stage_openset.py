@@ -1,4 +1,4 @@
-"""The open-set rules' functions (pathbench.stages.openset), called as the workflow calls them:
+"""The open-set rules' functions (pathbench_flow.stages.openset), called as the workflow calls them:
 features per shard from real recordings, then folds → candidate counts per tuning fold →
 selection → held-out score → summary, each reading the files the previous one wrote."""
 
@@ -15,12 +15,12 @@ import soundfile as sf
 from kaldi_builder import write_lines
 from openset_frames import speaker_frame
 
-from pathbench.data.manifest import load_manifest
-from pathbench.io import read_parquet, write_parquet
-from pathbench.openset.evaluate import CONFIG_COLUMNS, candidate_grid
-from pathbench.openset.schema import FEATURE_NAMES, FEATURE_SCHEMA, SCHEMA_ID
-from pathbench.openset.types import ModelConfig
-from pathbench.stages.openset import (
+from pathbench_flow.data.manifest import load_manifest
+from pathbench_flow.io import read_parquet, write_parquet
+from pathbench_flow.openset.evaluate import CONFIG_COLUMNS, candidate_grid
+from pathbench_flow.openset.schema import FEATURE_NAMES, FEATURE_SCHEMA, SCHEMA_ID
+from pathbench_flow.openset.types import ModelConfig
+from pathbench_flow.stages.openset import (
     RATES,
     fit_candidates,
     fold_counts,
@@ -30,8 +30,8 @@ from pathbench.stages.openset import (
     openset_summary,
     select_config,
 )
-from pathbench.stages.trim import fa_trim
-from pathbench.stages.validate import validate_dataset
+from pathbench_flow.stages.trim import fa_trim
+from pathbench_flow.stages.validate import validate_dataset
 
 AUDIO = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 GRID = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import soundfile as sf
 
-from pathbench import registry
-from pathbench.evaluator import Item
-from pathbench.text import count_words
+from pathbench_flow import registry
+from pathbench_flow.evaluator import Item
+from pathbench_flow.text import count_words
 
 
 def test_english_counts_whitespace_words_after_cleaning() -> None:

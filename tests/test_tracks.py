@@ -19,16 +19,23 @@ from parselmouth.praat import call
 from test_speech_rate import syllables
 from workflow_run import copy_workflow, snakemake
 
-from pathbench import SAMPLE_RATE, registry, tracks
-from pathbench.audio import load_audio
-from pathbench.evaluator import Item
-from pathbench.evaluators.signal import CPPSEvaluator, StdPitchEvaluator
-from pathbench.evaluators.speaker import F0RangeEvaluator, VSAEvaluator
-from pathbench.measures import cepstral, speech_rate, vsa
-from pathbench.measures.pitch import pitch_track, praat_pitch
-from pathbench.openset.features import utterance_features
-from pathbench.status import TOO_SHORT, NoScore
-from pathbench.tracks.store import EXCEPTION, NO_SCORE, VALUE, load_tracks, track_row, write_track
+from pathbench_flow import SAMPLE_RATE, registry, tracks
+from pathbench_flow.audio import load_audio
+from pathbench_flow.evaluator import Item
+from pathbench_flow.evaluators.signal import CPPSEvaluator, StdPitchEvaluator
+from pathbench_flow.evaluators.speaker import F0RangeEvaluator, VSAEvaluator
+from pathbench_flow.measures import cepstral, speech_rate, vsa
+from pathbench_flow.measures.pitch import pitch_track, praat_pitch
+from pathbench_flow.openset.features import utterance_features
+from pathbench_flow.status import TOO_SHORT, NoScore
+from pathbench_flow.tracks.store import (
+    EXCEPTION,
+    NO_SCORE,
+    VALUE,
+    load_tracks,
+    track_row,
+    write_track,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 NAMES = ("BLUE_english32", "BLUE_english33", "BLUE_english34", "BLUE_japanese10")

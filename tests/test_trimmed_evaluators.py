@@ -8,18 +8,18 @@ import soundfile as sf
 from kaldi_builder import build_dataset, write_kaldi, write_lines
 from speech_fixtures import SENTENCES, pad_in_noise, require_espeak, speak, spoken_sentences
 
-from pathbench import SAMPLE_RATE, registry
-from pathbench.audio import load_audio, load_shared
-from pathbench.data.manifest import load_manifest
-from pathbench.evaluator import Item
-from pathbench.io import read_parquet
-from pathbench.measures import nad
-from pathbench.measures.cepstral import cpp
-from pathbench.stages.score import score_utterances
-from pathbench.stages.trim import fa_trim
-from pathbench.stages.validate import validate_dataset
-from pathbench.trimming.stored import StoredTrimmer
-from pathbench.trimming.vad import TrimRecord, TrimResult
+from pathbench_flow import SAMPLE_RATE, registry
+from pathbench_flow.audio import load_audio, load_shared
+from pathbench_flow.data.manifest import load_manifest
+from pathbench_flow.evaluator import Item
+from pathbench_flow.io import read_parquet
+from pathbench_flow.measures import nad
+from pathbench_flow.measures.cepstral import cpp
+from pathbench_flow.stages.score import score_utterances
+from pathbench_flow.stages.trim import fa_trim
+from pathbench_flow.stages.validate import validate_dataset
+from pathbench_flow.trimming.stored import StoredTrimmer
+from pathbench_flow.trimming.vad import TrimRecord, TrimResult
 
 
 @pytest.fixture(scope="module")

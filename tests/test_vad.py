@@ -17,10 +17,10 @@ from speech_fixtures import (
     spoken_sentences,
 )
 
-from pathbench import SAMPLE_RATE
-from pathbench.audio import load_audio
-from pathbench.trimming.sphinx import dictionary_words
-from pathbench.trimming.vad import (
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.audio import load_audio
+from pathbench_flow.trimming.sphinx import dictionary_words
+from pathbench_flow.trimming.vad import (
     EnergySettings,
     FATrimmer,
     TrimResult,

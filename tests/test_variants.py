@@ -7,15 +7,15 @@ import pandas as pd
 import pytest
 from kaldi_builder import build_dataset
 
-from pathbench import registry
-from pathbench.audio import load_audio
-from pathbench.data.manifest import load_manifest
-from pathbench.io import write_parquet
-from pathbench.metric import FA, RAW, MetricKey
-from pathbench.schemas import TRIM_SCHEMA
-from pathbench.stages.score import score_reference, score_speakers, score_utterances
-from pathbench.stages.validate import validate_dataset
-from pathbench.status import ENERGY_TRIMMED, FAILED_FALLBACK, TRIM_FAILED
+from pathbench_flow import registry
+from pathbench_flow.audio import load_audio
+from pathbench_flow.data.manifest import load_manifest
+from pathbench_flow.io import write_parquet
+from pathbench_flow.metric import FA, RAW, MetricKey
+from pathbench_flow.schemas import TRIM_SCHEMA
+from pathbench_flow.stages.score import score_reference, score_speakers, score_utterances
+from pathbench_flow.stages.validate import validate_dataset
+from pathbench_flow.status import ENERGY_TRIMMED, FAILED_FALLBACK, TRIM_FAILED
 
 
 @pytest.mark.parametrize(

@@ -16,13 +16,13 @@ from sklearn.mixture import GaussianMixture
 from speech_fixtures import require_espeak, spoken_sentences
 from threadpoolctl import threadpool_limits
 
-from pathbench import SAMPLE_RATE, registry
-from pathbench.audio import load_audio
-from pathbench.evaluator import Item
-from pathbench.evaluators.speaker import VSACornersEvaluator, VSAEvaluator
-from pathbench.measures.vowel_tables import PATHBENCH_TABLES, VOWEL_FORMANTS
-from pathbench.measures.vsa_pathbench import estimated_gender, vsa_pathbench
-from pathbench.status import UNSUPPORTED_LANGUAGE, UNVOICED
+from pathbench_flow import SAMPLE_RATE, registry
+from pathbench_flow.audio import load_audio
+from pathbench_flow.evaluator import Item
+from pathbench_flow.evaluators.speaker import VSACornersEvaluator, VSAEvaluator
+from pathbench_flow.measures.vowel_tables import PATHBENCH_TABLES, VOWEL_FORMANTS
+from pathbench_flow.measures.vsa_pathbench import estimated_gender, vsa_pathbench
+from pathbench_flow.status import UNSUPPORTED_LANGUAGE, UNVOICED
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 

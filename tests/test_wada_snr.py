@@ -10,10 +10,10 @@ from scipy.special import digamma
 from scipy.stats import gamma, rankdata
 from speech_fixtures import add_noise, require_espeak, spoken_sentences
 
-from pathbench import SAMPLE_RATE
-from pathbench.audio import load_audio
-from pathbench.evaluators.signal import WadaSNREvaluator
-from pathbench.measures.wada_snr import (
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.audio import load_audio
+from pathbench_flow.evaluators.signal import WadaSNREvaluator
+from pathbench_flow.measures.wada_snr import (
     KIM_STERN_G_TABLE,
     SNR_GRID_DB,
     SPEECH_GAMMA_SHAPE,
@@ -22,7 +22,7 @@ from pathbench.measures.wada_snr import (
     wada_snr,
     wada_snr_pathbench,
 )
-from pathbench.status import TOO_SHORT, UNVOICED, NoScore
+from pathbench_flow.status import TOO_SHORT, UNVOICED, NoScore
 
 SNRS_DB = [0.0, 5.0, 10.0, 20.0]
 
@@ -106,7 +106,7 @@ def test_no_signal_has_no_score(audio, status):
 
 
 def test_inner_expectations_match_closed_forms_and_join_continuously():
-    from pathbench.measures.wada_snr import _SERIES_LIMIT, _expected_abs, _expected_log_abs
+    from pathbench_flow.measures.wada_snr import _SERIES_LIMIT, _expected_abs, _expected_log_abs
 
     # At r = 0 both reduce to moments of |Z|: sqrt(2/pi) and -(gamma_E + ln 2) / 2.
     assert _expected_abs(np.array([0.0]))[0] == pytest.approx(np.sqrt(2 / np.pi))

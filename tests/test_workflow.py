@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from workflow_run import copy_workflow, output_files, snakemake
 
-from pathbench.io import read_parquet
+from pathbench_flow.io import read_parquet
 
 pytestmark = pytest.mark.slow
 

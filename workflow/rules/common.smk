@@ -1,13 +1,13 @@
 import re
 from pathlib import Path
 
-from pathbench import registry
-from pathbench.data.manifest import count_utterances, shard_count
-from pathbench.stages.openset import fold_counts
-from pathbench.preflight import check_config
-from pathbench.data.shard_plan import listed_audio, shard_audio
-from pathbench.data.shard_plan import reference_shards as reference_shard_numbers
-from pathbench.tracks import OPENSET_FEATURE_TRACKS, TRACKS
+from pathbench_flow import registry
+from pathbench_flow.data.manifest import count_utterances, shard_count
+from pathbench_flow.stages.openset import fold_counts
+from pathbench_flow.preflight import check_config
+from pathbench_flow.data.shard_plan import listed_audio, shard_audio
+from pathbench_flow.data.shard_plan import reference_shards as reference_shard_numbers
+from pathbench_flow.tracks import OPENSET_FEATURE_TRACKS, TRACKS
 
 KALDI_FILES = (
     "wav.scp",
@@ -246,7 +246,7 @@ def variants(name):
     return [v for v in VARIANTS if v == "raw" or EVALUATOR_INFO[name].trimmable]
 
 
-# Shared analysis tracks (pathbench.tracks): one file per track, variant and shard, planned
+# Shared analysis tracks (pathbench_flow.tracks): one file per track, variant and shard, planned
 # only for the tracks a configured consumer reads, in the variants it reads. A consumer added
 # later that reads an existing track adds only its own jobs.
 def evaluator_tracks(name):
@@ -256,7 +256,7 @@ def evaluator_tracks(name):
     if unknown:
         raise ValueError(
             f"evaluator {name!r} declares unknown shared tracks {unknown}; "
-            f"known: {sorted(TRACKS)} (pathbench.tracks)"
+            f"known: {sorted(TRACKS)} (pathbench_flow.tracks)"
         )
     return names
 

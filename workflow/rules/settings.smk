@@ -1,7 +1,7 @@
 # Read first: the config checked against its schema, and what every rule states about itself.
 from snakemake.utils import validate
 
-from pathbench import __version__
+from pathbench_flow import __version__
 
 validate(config, schema="../schemas/config.schema.yaml")
 
@@ -28,7 +28,7 @@ RESOURCES = {
     "results_table": {"mem_mb": 1000, "runtime": 10},
     # The open-set fits run EM over the candidate grid, one tuning fold per job.
     "openset_features": {"mem_mb": 3000, "runtime": 120},
-    # One shared analysis track (pathbench.tracks) of one shard's audio in one variant.
+    # One shared analysis track (pathbench_flow.tracks) of one shard's audio in one variant.
     "compute_track": {"mem_mb": 2000, "runtime": 60},
     "openset_folds": {"mem_mb": 2000, "runtime": 10},
     "fit_candidates": {"mem_mb": 3000, "runtime": 60},

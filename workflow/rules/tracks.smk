@@ -1,4 +1,4 @@
-# A shared analysis track (pathbench.tracks) of one shard's audio in one variant: computed once
+# A shared analysis track (pathbench_flow.tracks) of one shard's audio in one variant: computed once
 # here and read by every measure and the open-set features that need it (score.smk,
 # openset.smk). Jobs are planned only for tracks a configured consumer reads (common.smk).
 rule compute_track:

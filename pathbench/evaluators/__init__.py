@@ -1,1 +1,0 @@
-"""The evaluators shipped with pathbench; each module groups one family of measures."""

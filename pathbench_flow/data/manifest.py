@@ -1,0 +1,48 @@
+"""The validation stage: a dataset directory in, a manifest and a findings report out.
+
+Later stages never read Kaldi files again; they read the manifest, whose ``shard`` column
+splits the work into jobs of about ``shard_size`` utterances. One job per utterance would
+drown Snakemake in scheduling (2,000 trivial jobs took 232 s), one job per dataset would leave
+cores idle.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pathbench_flow.io import read_parquet
+
+
+def count_utterances(dataset_dir: str | Path) -> int:
+    """Non-blank lines of utt2spk: the planning estimate of a dataset's size."""
+    with open(Path(dataset_dir) / "utt2spk", "rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
+def shard_count(n_utterances: int, shard_size: int) -> int:
+    """Number of shards for ``n_utterances``; at least one so every stage has a job."""
+    return max(1, math.ceil(n_utterances / shard_size))
+
+
+def assign_shards(utt_ids: list[str], n_shards: int) -> np.ndarray:
+    """Shard of each utterance: contiguous, balanced blocks of the sorted ids.
+
+    Depends only on the set of ids, never on line order, so the same dataset always gives the
+    same shards.
+    """
+    order = np.argsort(np.asarray(utt_ids, dtype=object), kind="stable")
+    shards = np.empty(len(utt_ids), dtype=np.int32)
+    shards[order] = (np.arange(len(utt_ids)) * n_shards) // max(1, len(utt_ids))
+    return shards
+
+
+def load_manifest(path: str | Path, shard: int | None = None) -> pd.DataFrame:
+    """The manifest, or one shard of it, in utt_id order."""
+    frame = read_parquet(path)
+    if shard is not None:
+        frame = frame[frame["shard"] == shard]
+    return frame.reset_index(drop=True)

@@ -1,0 +1,294 @@
+"""Checks of the audio a dataset lists: readable, complete, with signal, at one bandwidth.
+
+Each defect becomes a finding naming the ``wav.scp`` or ``segments`` line and the utterances
+it invalidates, so ``on_error: drop`` can remove exactly those.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import soundfile as sf
+
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.data.kaldi import FindingLog, Table
+from pathbench_flow.data.wavcheck import wav_truncation
+
+SEGMENT_TOLERANCE_S = 0.05
+SILENCE_PEAK = 1.0 / 32768.0
+"""A file whose peak never exceeds one 16-bit step holds no signal at all."""
+CONSTANT_SPREAD = 1.0 / 32768.0
+"""Audio whose standard deviation stays below one 16-bit step is a constant (DC), not speech."""
+
+
+@dataclass(frozen=True)
+class AudioFacts:
+    """What validation read from a recording."""
+
+    duration_s: float
+    sample_rate: int
+    channels: int
+
+
+class Span(NamedTuple):
+    """Where an utterance lies: ``end = -1`` runs to the end of the file; ``line`` is its
+    segments line (0 when unsegmented); ``channel`` the optional Kaldi channel field."""
+
+    recording: str
+    start: float
+    end: float
+    line: int
+    channel: int | None = None
+
+
+def recording_users(spans: dict[str, Span | None]) -> dict[str, list[str]]:
+    """The utterances of each recording."""
+    users: dict[str, list[str]] = {}
+    for utt, span in spans.items():
+        if span is not None:
+            users.setdefault(span.recording, []).append(utt)
+    return users
+
+
+def resolve(directory: Path, location: str) -> Path:
+    """A ``wav.scp`` path; relative paths resolve against the dataset directory."""
+    path = Path(location)
+    return path if path.is_absolute() else directory / path
+
+
+class RecordingChecks:
+    """The audio checks of the dataset in ``directory``, adding findings to ``log``."""
+
+    def __init__(self, directory: Path, log: FindingLog) -> None:
+        self.path = directory
+        self.log = log
+
+    def check_recordings(
+        self,
+        wav: Table,
+        spans: dict[str, Span | None],
+        check_audio: bool,
+        hashes: Table | None,
+    ) -> dict[str, AudioFacts]:
+        users = recording_users(spans)
+        facts: dict[str, AudioFacts] = {}
+        for rec, entry in wav.entries.items():
+            location = entry.fields[0]
+            affected = tuple(sorted(users.get(rec, ())))
+            if location.endswith("|"):
+                self.log.error(
+                    wav,
+                    entry.line,
+                    location,
+                    "wav.scp entry is a pipe command; pathbench-flow never executes commands",
+                    "convert the audio to a file first and list its path",
+                    affected,
+                )
+                continue
+            if not location:
+                self.log.error(
+                    wav, entry.line, rec, "no audio path", "write '<id> <path>'", affected
+                )
+                continue
+            if check_audio:
+                checked = self._check_audio_file(
+                    wav, entry.line, rec, location, affected, spans, users.get(rec, []), hashes
+                )
+                if checked is not None:
+                    facts[rec] = checked
+        return facts
+
+    def _check_audio_file(
+        self,
+        wav: Table,
+        line: int,
+        rec: str,
+        location: str,
+        affected: tuple[str, ...],
+        spans: dict[str, Span | None],
+        utts: list[str],
+        hashes: Table | None,
+    ) -> AudioFacts | None:
+        path = resolve(self.path, location)
+        if not path.is_file():
+            self.log.error(
+                wav,
+                line,
+                location,
+                "audio file is missing",
+                "fix the path (relative paths resolve against the dataset directory)",
+                affected,
+            )
+            return None
+        try:
+            data, rate = sf.read(str(path), dtype="float32", always_2d=True)
+        except (sf.LibsndfileError, RuntimeError) as exc:
+            self.log.error(
+                wav,
+                line,
+                location,
+                f"audio file is unreadable ({exc})",
+                "convert it to WAV/FLAC",
+                affected,
+            )
+            return None
+        if data.shape[0] == 0:
+            self.log.error(
+                wav, line, location, "audio file is empty", "replace the recording", affected
+            )
+            return None
+        truncation = wav_truncation(path)
+        if truncation is not None:
+            declared_s, held_s = truncation
+            self.log.error(
+                wav,
+                line,
+                location,
+                f"audio file is truncated: its header declares {declared_s:.3f} s of audio, "
+                f"the file holds {held_s:.3f} s",
+                "copy or export the recording again (an interrupted copy or recording)",
+                affected,
+            )
+            return None
+        if hashes is not None:
+            self._check_hash(hashes, rec, path, affected)
+        facts = AudioFacts(data.shape[0] / rate, int(rate), int(data.shape[1]))
+        for utt in utts:
+            self._check_span(wav.path, line, utt, spans[utt], data, facts)
+        return facts
+
+    def _check_span(
+        self,
+        wav_path: Path,
+        wav_line: int,
+        utt: str,
+        span: Span,
+        data: np.ndarray,
+        facts: AudioFacts,
+    ) -> None:
+        """The utterance's part of the recording exists, is addressable and holds a signal."""
+        segments = self.path / "segments"
+        where = (segments, span.line) if span.line else (wav_path, wav_line)
+        if span.end > facts.duration_s + SEGMENT_TOLERANCE_S:
+            self.log.error(
+                segments,
+                span.line,
+                f"{span.end}",
+                f"segment ends after the audio ({facts.duration_s:.3f} s)",
+                "correct the end time or the recording",
+                (utt,),
+            )
+            return
+        if span.start >= facts.duration_s:
+            self.log.error(
+                segments,
+                span.line,
+                f"{span.start}",
+                f"segment starts after the audio ends ({facts.duration_s:.3f} s)",
+                "correct the start time or the recording",
+                (utt,),
+            )
+            return
+        if span.channel is not None and (facts.channels > 1 or span.channel >= facts.channels):
+            problem = (
+                f"segment selects channel {span.channel} of a {facts.channels}-channel recording; "
+                + (
+                    "pathbench-flow averages all channels and cannot select one"
+                    if span.channel < facts.channels
+                    else "no such channel"
+                )
+            )
+            self.log.error(
+                segments,
+                span.line,
+                str(span.channel),
+                problem,
+                "extract the channel to its own mono file and list that in wav.scp",
+                (utt,),
+            )
+            return
+        rate = facts.sample_rate
+        stop = data.shape[0] if span.end < 0 else int(round(span.end * rate))
+        region = data[int(round(span.start * rate)) : stop]
+        if region.size == 0 or np.abs(region).max() <= SILENCE_PEAK:
+            self.log.error(
+                *where,
+                utt,
+                "audio holds only silence",
+                "check the recording or the segment times",
+                (utt,),
+            )
+        elif region.std(axis=0).max() < CONSTANT_SPREAD:
+            self.log.error(
+                *where,
+                utt,
+                f"audio holds no signal, only the constant value {float(region.mean()):.4f} "
+                "(DC offset)",
+                "check the recording (a disconnected microphone or a broken conversion)",
+                (utt,),
+            )
+
+    def check_sample_rates(
+        self, wav: Table, spans: dict[str, Span | None], audio: dict[str, AudioFacts]
+    ) -> None:
+        """Name recordings whose bandwidth differs from the rest of the dataset.
+
+        Every stage resamples to :data:`~pathbench_flow.SAMPLE_RATE`, so what matters is the rate
+        after that, ``min(rate, SAMPLE_RATE)``: 44.1 and 48 kHz both become full-band 16 kHz
+        audio, while an 8 kHz file among 16 kHz ones is upsampled with nothing above 4 kHz,
+        which shifts spectral measures (CPP by +65% in issue 12). The dataset's most common
+        rate (the higher on a tie) is the norm; recordings at another one are errors. A
+        dataset entirely below ``SAMPLE_RATE`` is consistent and only gets a warning.
+        """
+        effective = {rec: min(f.sample_rate, SAMPLE_RATE) for rec, f in audio.items()}
+        counts = Counter(effective.values())
+        if not counts:
+            return
+        norm = max(counts, key=lambda rate: (counts[rate], rate))
+        users = recording_users(spans)
+        for rec, rate in sorted(effective.items(), key=lambda item: wav.entries[item[0]].line):
+            if rate != norm:
+                self.log.error(
+                    wav,
+                    wav.entries[rec].line,
+                    rec,
+                    f"sample rate {audio[rec].sample_rate} Hz differs from the dataset's "
+                    f"{norm} Hz (as resampled to {SAMPLE_RATE} Hz): its bandwidth differs "
+                    "from the other recordings' and biases spectral measures",
+                    "resample every recording to one rate, or put these in their own dataset",
+                    tuple(sorted(users.get(rec, ()))),
+                )
+        if len(counts) == 1 and norm < SAMPLE_RATE:
+            self.log.error(
+                wav,
+                0,
+                f"{norm} Hz",
+                f"every recording is sampled at {norm} Hz: upsampled to {SAMPLE_RATE} Hz, "
+                f"nothing above {norm // 2} Hz, so values are not comparable with "
+                f"{SAMPLE_RATE} Hz datasets",
+                "compare only with datasets of the same rate",
+                severity="warning",
+            )
+
+    def _check_hash(self, hashes: Table, rec: str, path: Path, affected: tuple[str, ...]) -> None:
+        entry = hashes.get(rec)
+        if entry is None:
+            self.log.error(
+                hashes, 0, rec, "no hash for this recording", "add its SHA-256", affected
+            )
+            return
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != entry.fields[0].lower():
+            self.log.error(
+                hashes,
+                entry.line,
+                entry.fields[0],
+                f"SHA-256 of {path} is {digest}",
+                "the audio changed: restore it or update the hash",
+                affected,
+            )

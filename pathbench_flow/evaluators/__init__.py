@@ -1,0 +1,1 @@
+"""The evaluators shipped with pathbench-flow; each module groups one family of measures."""

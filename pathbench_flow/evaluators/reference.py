@@ -1,0 +1,277 @@
+"""Reference-audio measures: the test utterance against healthy speakers saying the same text.
+
+Their ``fa`` variant trims the references as well as the test utterance, so each measure has
+its own trimming wrapper (``evaluator.trimmed(trimmer)``, applied by the scoring stage), with
+the rule its measure needs for references whose trim failed.
+
+Many test utterances share the same references (same text, same gender), so features of each
+reference recording, and P-ESTOI templates of each reference set, are cached for the lifetime
+of the evaluator, which is one workflow job: each reference is decoded at most once per job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pathbench_flow.audio import load_shared
+from pathbench_flow.data.references import ReferenceAudio
+from pathbench_flow.evaluator import (
+    Evaluator,
+    Item,
+    ReferenceAudioEvaluator,
+    ReferenceTxtAndAudioEvaluator,
+    Score,
+    Trimmer,
+    guarded,
+    trimmed_audio,
+)
+from pathbench_flow.lazy import lazy_module
+from pathbench_flow.neural import models as loading
+from pathbench_flow.status import NO_REFERENCES, TRIM_FAILED, NoScore
+
+# Loaded when a job first scores with them (librosa, numba), not when the class is read.
+nad = lazy_module("pathbench_flow.measures.nad")
+pestoi = lazy_module("pathbench_flow.measures.pestoi")
+
+FeatureFn = Callable[[np.ndarray], np.ndarray]
+
+
+class _FeatureCache:
+    """Features per (recording, trimmed?) key; unusable recordings are remembered as None."""
+
+    def __init__(self, compute: FeatureFn) -> None:
+        self._compute = compute
+        self._cache: dict[tuple, np.ndarray | None] = {}
+
+    def get(self, key: tuple, audio: Callable[[], np.ndarray]) -> np.ndarray | None:
+        if key not in self._cache:
+            try:
+                self._cache[key] = self._compute(audio())
+            except NoScore:
+                self._cache[key] = None
+        return self._cache[key]
+
+
+_NO_REFERENCES = "no reference recording of the same text"
+
+
+def _require(references: Sequence[ReferenceAudio]) -> None:
+    if not references:
+        raise NoScore(NO_REFERENCES, _NO_REFERENCES)
+
+
+class PEstoiEvaluator(ReferenceAudioEvaluator):
+    """P-ESTOI (PathBench): ESTOI against a DTW-averaged template of the references."""
+
+    name = "p_estoi"
+    shared_tracks = ("pestoi_envelopes",)
+    unit = "0-1"
+    pathbench_compatible = True
+    trimmable = True
+
+    def __init__(self) -> None:
+        self._features = _FeatureCache(pestoi.pestoi_features)
+        self._templates: dict[tuple, np.ndarray] = {}
+
+    def _template(self, keys: tuple, audios: Callable[[tuple], np.ndarray]) -> np.ndarray:
+        if keys not in self._templates:
+            features = [self._features.get(k, lambda k=k: audios(k)) for k in keys]
+            self._templates[keys] = pestoi.pestoi_template([f for f in features if f is not None])
+        return self._templates[keys]
+
+    def _score_with(self, test: np.ndarray, keys: tuple, audios: Callable) -> float:
+        template = self._template(keys, audios)
+        return self._compare(pestoi.pestoi_features(test), template)
+
+    def _compare(self, test: np.ndarray, template: np.ndarray) -> float:
+        return pestoi.p_estoi(test, template)
+
+    def score(self, utt_id, audio_path, start, end, reference_audios) -> Score:
+        def compute() -> float:
+            _require(reference_audios)
+            keys = tuple((ref, False) for ref in reference_audios)
+            return self._score_with(
+                load_shared(audio_path, start, end), keys, lambda key: load_shared(*key[0])
+            )
+
+        return guarded(compute)
+
+    def trimmed(self, trimmer: Trimmer) -> Evaluator:
+        return TrimmedPEstoiEvaluator(self, trimmer)
+
+
+class PStoiEvaluator(PEstoiEvaluator):
+    """P-STOI: the STOI flavour of the same comparison (reported beside P-ESTOI)."""
+
+    name = "p_stoi"
+
+    def _compare(self, test: np.ndarray, template: np.ndarray) -> float:
+        return pestoi.p_stoi(test, template)
+
+
+def _nad_model_dir(name: str, features: str, model: str) -> str | None:
+    """The local directory of the NAD feature model (None for MFCC features)."""
+    if features == "mfcc":
+        return None
+    if features != "wav2vec2":
+        raise ValueError(
+            f"evaluator_options.{name}.features: 'wav2vec2' or 'mfcc', not {features!r}"
+        )
+    return str(loading.check(model, f"evaluator_options.{name}.model"))
+
+
+class NADEvaluator(ReferenceAudioEvaluator):
+    """Normalised alignment distance to the references (lower = closer to healthy speech).
+
+    Features are wav2vec2 hidden layer 10 by default (PathBench's NAD, facebook/wav2vec2-large,
+    a local directory or the local Hugging Face cache) or MFCCs (``features: mfcc``, no model).
+    ``layer=None`` is :data:`pathbench_flow.measures.nad.WAV2VEC2_LAYER` (10), read when the
+    evaluator is built so that reading the class does not load the measure.
+    """
+
+    name = "nad"
+    direction = -1
+    unit = "distance"
+    trimmable = True
+
+    def __init__(
+        self,
+        features: str = "wav2vec2",
+        model: str = loading.NAD_MODEL,
+        layer: int | None = None,
+    ) -> None:
+        model_dir = _nad_model_dir(self.name, features, model)
+        layer = nad.WAV2VEC2_LAYER if layer is None else layer
+        self._extract: FeatureFn = lambda audio: nad.nad_features(
+            audio, kind=features, model_dir=model_dir, layer=layer
+        )
+        self._features = _FeatureCache(self._extract)
+
+    @classmethod
+    def uses_gpu(cls, options: dict) -> bool:
+        return options.get("features", "wav2vec2") == "wav2vec2"
+
+    @classmethod
+    def uses_tracks(cls, options: dict) -> tuple[str, ...]:
+        """MFCC features are the shared track ``nad_mfcc``; wav2vec2 features are not shared."""
+        return ("nad_mfcc",) if options.get("features", "wav2vec2") == "mfcc" else ()
+
+    @classmethod
+    def preflight(cls, options: dict) -> None:
+        """The wav2vec2 model (when those features are chosen) must be on this machine."""
+        _nad_model_dir(
+            cls.name, options.get("features", "wav2vec2"), options.get("model", loading.NAD_MODEL)
+        )
+
+    def _distance(self, test: np.ndarray, keys: Sequence[tuple], audios: Callable) -> float:
+        references = [self._features.get(k, lambda k=k: audios(k)) for k in keys]
+        usable = [f for f in references if f is not None]
+        if not usable:
+            raise NoScore(NO_REFERENCES, "no reference long enough for NAD")
+        return nad.nad(self._extract(test), usable)
+
+    def score(self, utt_id, audio_path, start, end, reference_audios) -> Score:
+        def compute() -> float:
+            _require(reference_audios)
+            keys = [(ref, False) for ref in reference_audios]
+            return self._distance(
+                load_shared(audio_path, start, end), keys, lambda key: load_shared(*key[0])
+            )
+
+        return guarded(compute)
+
+    def trimmed(self, trimmer: Trimmer) -> Evaluator:
+        return TrimmedNADEvaluator(self, trimmer)
+
+
+def _reference_items(
+    references: Sequence[ReferenceAudio], transcription: str, language: str
+) -> list[Item]:
+    """References as items, so the trimmer sees them like any utterance of the same text."""
+    return [
+        Item(Path(path).stem, path, start, end, transcription, language)
+        for path, start, end in references
+    ]
+
+
+class TrimmedPEstoiEvaluator(ReferenceTxtAndAudioEvaluator):
+    """The ``fa`` variant of P-ESTOI (and P-STOI): FA-trimmed test and references.
+
+    A reference whose trim failed is dropped; a test whose trim failed scores 0.0 with status
+    ``trim_failed`` (PathBench's convention for an utterance it could not trim). Without any
+    reference there is nothing to compare with, trimmed or not, so the score is NaN with status
+    ``no_references``: a 0.0 there would be a fabricated worst score that enters correlations.
+    """
+
+    def __init__(self, inner: PEstoiEvaluator, trimmer: Trimmer) -> None:
+        self.inner, self.trimmer = inner, trimmer
+        self.name, self.direction = inner.name, inner.direction
+
+    def score(
+        self, utt_id, audio_path, start, end, transcription, language, reference_audios
+    ) -> Score:
+        if not reference_audios:
+            return Score(None, NO_REFERENCES, _NO_REFERENCES)
+        test, ok = trimmed_audio(
+            self.trimmer, Item(utt_id, audio_path, start, end, transcription, language)
+        )
+        if not ok:
+            return Score(0.0, TRIM_FAILED, "the test utterance has no forced-alignment trim")
+        trims = {
+            ref.audio_path + f"@{ref.start}-{ref.end}": trimmed_audio(self.trimmer, ref)
+            for ref in _reference_items(reference_audios, transcription, language)
+        }
+        keys = tuple((name, True) for name, (_audio, good) in trims.items() if good)
+        dropped = len(trims) - len(keys)
+
+        def compute() -> float:
+            _require(keys)
+            return self.inner._score_with(test, keys, lambda key: trims[key[0]][0])
+
+        result = guarded(compute)
+        note = f"{dropped} reference(s) dropped: trim failed" if dropped else ""
+        return Score(result.value, result.status, "; ".join(m for m in (result.message, note) if m))
+
+
+class TrimmedNADEvaluator(ReferenceTxtAndAudioEvaluator):
+    """The ``fa`` variant of NAD: trimmed audio, with a group-consistent fallback.
+
+    DTW compares durations implicitly, so trimming the test but not a reference (or the
+    reverse) would bias the distance. If the test or any reference lacks a good trim, the whole
+    group (test and every reference) is scored untrimmed, and the message says so.
+    """
+
+    def __init__(self, inner: NADEvaluator, trimmer: Trimmer) -> None:
+        self.inner, self.trimmer = inner, trimmer
+        self.name, self.direction = inner.name, inner.direction
+
+    def score(
+        self, utt_id, audio_path, start, end, transcription, language, reference_audios
+    ) -> Score:
+        members = [
+            Item(utt_id, audio_path, start, end, transcription, language),
+            *_reference_items(reference_audios, transcription, language),
+        ]
+        trims = [trimmed_audio(self.trimmer, member) for member in members]
+        grouped = all(good for _audio, good in trims)
+        audios = (
+            [audio for audio, _good in trims]
+            if grouped
+            else [load_shared(m.audio_path, m.start, m.end) for m in members]
+        )
+        keys = [((m.audio_path, m.start, m.end), grouped) for m in members[1:]]
+        lookup = dict(zip(keys, audios[1:], strict=True))
+
+        def compute() -> float:
+            _require(reference_audios)
+            return self.inner._distance(audios[0], keys, lookup.__getitem__)
+
+        result = guarded(compute)
+        if grouped:
+            return result
+        failed = [m.utt_id for m, (_a, good) in zip(members, trims, strict=True) if not good]
+        note = f"group fallback to untrimmed audio (no good trim for {', '.join(failed)})"
+        return Score(result.value, result.status, "; ".join(x for x in (result.message, note) if x))

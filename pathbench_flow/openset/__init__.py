@@ -1,0 +1,63 @@
+"""Leakage-safe open-set speaker identification benchmark on acoustic features.
+
+The public surface: the frozen feature schema, the value types, fold building and validation,
+and the evaluation pieces the Snakemake rules call one by one (:func:`fit_and_count`,
+:func:`pool_counts`, :func:`select`, :func:`score_held_out`) or all at once (:func:`evaluate`).
+"""
+
+from pathbench_flow.openset.evaluate import (
+    COUNTS_SCHEMA,
+    candidate_grid,
+    evaluate,
+    fit_and_count,
+    pool_counts,
+    score_held_out,
+    select,
+    validate_plan,
+)
+from pathbench_flow.openset.folds import (
+    build_folds,
+    build_tuning_folds,
+    fold_from_dict,
+    fold_to_dict,
+    validate_fold,
+)
+from pathbench_flow.openset.schema import FEATURE_NAMES, SCHEMA_ID
+from pathbench_flow.openset.types import (
+    AggregateMetrics,
+    CandidateEvaluation,
+    EvalError,
+    EvalErrorKind,
+    EvaluationPlan,
+    EvaluationResult,
+    ModelConfig,
+    OpenSetDataset,
+    OpenSetFold,
+)
+
+__all__ = [
+    "COUNTS_SCHEMA",
+    "FEATURE_NAMES",
+    "SCHEMA_ID",
+    "AggregateMetrics",
+    "CandidateEvaluation",
+    "EvalError",
+    "EvalErrorKind",
+    "EvaluationPlan",
+    "EvaluationResult",
+    "ModelConfig",
+    "OpenSetDataset",
+    "OpenSetFold",
+    "build_folds",
+    "build_tuning_folds",
+    "candidate_grid",
+    "evaluate",
+    "fit_and_count",
+    "fold_from_dict",
+    "fold_to_dict",
+    "pool_counts",
+    "score_held_out",
+    "select",
+    "validate_fold",
+    "validate_plan",
+]

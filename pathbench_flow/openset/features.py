@@ -1,0 +1,152 @@
+"""The frozen 24-feature vector ``pathbench-acoustic-24/1`` of one utterance.
+
+The names, units and computations are tabulated in ``docs/openset.md``.
+
+A feature that cannot be measured (no voiced frame, too short) is NaN; the open-set stage
+drops such rows and counts them per speaker instead of imputing values.
+
+The pitch track and the CPPS value are the shared tracks of :mod:`pathbench_flow.tracks`
+(:data:`~pathbench_flow.tracks.OPENSET_FEATURE_TRACKS`), so the open-set stage reuses what the
+workflow's track jobs computed for ``std_pitch``, ``cpps`` and the other measures. The
+intensity contour is the ``intensity`` track too, computed once per utterance for the speech
+rate and the pause fraction; the formants come from the Burg analysis of ``vsa_corners``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import librosa
+import numpy as np
+import parselmouth
+from parselmouth.praat import call
+from scipy.signal import welch
+
+from pathbench_flow import tracks
+from pathbench_flow.measures import pitch, speech_rate, vsa, wada_snr
+from pathbench_flow.openset.schema import FEATURE_NAMES
+from pathbench_flow.status import NoScore
+
+_PERIOD_ARGS = (0.0, 0.0, 0.0001, 0.02, 1.3)
+_MFCC = {"n_mfcc": 5, "n_fft": 400, "hop_length": 160, "win_length": 400}
+_FORMANT_CEILING_HZ = 5500.0
+
+
+def _safe(compute: Callable[[], float]) -> float:
+    """NaN for a feature the signal does not support; other errors propagate to the caller."""
+    try:
+        value = float(compute())
+    except (NoScore, parselmouth.PraatError):
+        return np.nan
+    return value if np.isfinite(value) else np.nan
+
+
+def _pitch_features(f0: np.ndarray) -> dict[str, float]:
+    voiced = f0[f0 > 0]
+    semitones = 12.0 * np.log2(voiced) if voiced.size else voiced
+    enough = voiced.size >= 2
+    return {
+        "f0_median_hz": float(np.median(voiced)) if voiced.size else np.nan,
+        "f0_std_st": float(np.std(semitones)) if enough else np.nan,
+        "f0_range_st": float(np.subtract(*np.percentile(semitones, [95, 5]))) if enough else np.nan,
+        "voiced_fraction": float(voiced.size / f0.size) if f0.size else np.nan,
+    }
+
+
+def _voice_quality(sound: parselmouth.Sound) -> dict[str, float]:
+    points = call(sound, "To PointProcess (periodic, cc)", 75.0, 600.0)
+    harmonicity = sound.to_harmonicity_cc()
+    return {
+        "jitter_local": _safe(lambda: call(points, "Get jitter (local)", *_PERIOD_ARGS)),
+        "shimmer_local_db": _safe(
+            lambda: call([sound, points], "Get shimmer (local_dB)", *_PERIOD_ARGS, 1.6)
+        ),
+        "hnr_db": _safe(lambda: call(harmonicity, "Get mean", 0.0, 0.0)),
+    }
+
+
+def _h1_h2(audio: np.ndarray, fs: int, times: np.ndarray, f0: np.ndarray) -> float:
+    """Median H1−H2 over voiced frames: the level of the first harmonic above the second,
+    each the spectral peak within ±10 % of its nominal frequency."""
+    size = int(0.04 * fs)
+    n_fft = 4096
+    window = np.hanning(size)
+    freqs = np.fft.rfftfreq(n_fft, 1 / fs)
+    centres = (times[f0 > 0] * fs).astype(int)
+    values = []
+    for centre, freq in zip(centres, f0[f0 > 0], strict=True):
+        frame = audio[centre - size // 2 : centre - size // 2 + size]
+        if frame.size < size:
+            continue
+        level = 20 * np.log10(np.abs(np.fft.rfft(frame * window, n_fft)) + 1e-12)
+        peaks = [level[(freqs >= 0.9 * k * freq) & (freqs <= 1.1 * k * freq)].max() for k in (1, 2)]
+        values.append(peaks[0] - peaks[1])
+    return float(np.median(values)) if values else np.nan
+
+
+def _formant_features(audio: np.ndarray, fs: int, times: np.ndarray, f0: np.ndarray) -> dict:
+    """Formant statistics over voiced frames, from the Burg analysis ``vsa_corners`` runs
+    (:func:`pathbench_flow.measures.vsa.burg_formants`) with the 5500 Hz ceiling."""
+    frame_times, formants = vsa.burg_formants(audio, fs, _FORMANT_CEILING_HZ, 4)
+    keep = pitch.voicing_at(frame_times, times, f0)
+    tracks = np.where(formants > 0, formants, np.nan)[keep]
+    if tracks.shape[0] == 0:
+        return {
+            name: np.nan
+            for name in (
+                "f1_median_hz",
+                "f2_median_hz",
+                "f3_median_hz",
+                "formant_dispersion_hz",
+                "f2_iqr_hz",
+            )
+        }
+    medians = np.nanmedian(tracks, axis=0) if np.isfinite(tracks).any() else np.full(4, np.nan)
+    f2 = tracks[:, 1][np.isfinite(tracks[:, 1])]
+    return {
+        "f1_median_hz": float(medians[0]),
+        "f2_median_hz": float(medians[1]),
+        "f3_median_hz": float(medians[2]),
+        "formant_dispersion_hz": float((medians[3] - medians[0]) / 3.0),
+        "f2_iqr_hz": float(np.subtract(*np.percentile(f2, [75, 25]))) if f2.size else np.nan,
+    }
+
+
+def _spectral_features(audio: np.ndarray, fs: int) -> dict[str, float]:
+    freqs, power = welch(audio, fs=fs, nperseg=min(1024, len(audio)))
+    band = (freqs >= 100) & (freqs <= 5000) & (power > 0)
+    slope = (
+        np.polyfit(np.log2(freqs[band]), 10 * np.log10(power[band]), 1)[0]
+        if band.sum() >= 2
+        else np.nan
+    )
+    positive = power[power > 0]
+    mfcc = librosa.feature.mfcc(y=audio.astype(np.float32), sr=fs, **_MFCC)
+    features = {
+        "spectral_tilt_db_oct": float(slope),
+        "spectral_centroid_hz": float(np.sum(freqs * power) / np.sum(power))
+        if power.sum() > 0
+        else np.nan,
+        "spectral_flatness": float(np.exp(np.mean(np.log(positive))) / np.mean(positive))
+        if positive.size
+        else np.nan,
+    }
+    features.update({f"mfcc{k}_mean": float(mfcc[k].mean()) for k in range(1, 5)})
+    return features
+
+
+def utterance_features(audio: np.ndarray, fs: int) -> dict[str, float]:
+    """All 24 features of one utterance, in schema order, NaN where unmeasurable."""
+    sound = parselmouth.Sound(np.asarray(audio, dtype=np.float64), sampling_frequency=fs)
+    times, f0 = pitch.pitch_track(audio, fs)
+    values: dict[str, float] = {}
+    values.update(_pitch_features(f0))
+    values.update(_voice_quality(sound))
+    values["cpps_db"] = _safe(lambda: tracks.cpps(audio, fs))
+    values["h1_h2_db"] = _h1_h2(audio, fs, times, f0)
+    values.update(_formant_features(audio, fs, times, f0))
+    values.update(_spectral_features(audio, fs))
+    values["wada_snr_db"] = _safe(lambda: wada_snr.wada_snr(audio, fs))
+    values["speech_rate_syll_s"] = _safe(lambda: speech_rate.speech_rate(audio, fs))
+    values["pause_fraction"] = _safe(lambda: speech_rate.pause_fraction(audio, fs))
+    return {name: values[name] for name in FEATURE_NAMES}

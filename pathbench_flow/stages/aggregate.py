@@ -1,0 +1,94 @@
+"""Utterance scores → one value per speaker and metric.
+
+PathBench correlates speaker-level values with speaker-level ratings, so each metric is the
+mean over a speaker's utterances (NaN ignored). A speaker with no finite value keeps NaN for
+that metric, and how many such speakers each metric has is written to the report rather than
+left for the correlation stage to discover. The report also applies the correlation stage's
+common-speaker-set rule (:func:`pathbench_flow.stats.correlation.speaker_sets`) and names, per
+metric, every speaker that will leave its correlation and the metric that removes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pathbench_flow.data.manifest import load_manifest
+from pathbench_flow.io import read_parquet, write_json, write_parquet
+from pathbench_flow.schemas import SPEAKERS_SCHEMA
+from pathbench_flow.stats.correlation import DEFAULT_ALLOWLIST, speaker_sets
+
+
+def _read_all(paths: Iterable[str | Path]) -> pd.DataFrame:
+    frames = [read_parquet(p) for p in paths]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def aggregate_speakers(
+    manifest_path: str | Path,
+    utterance_score_paths: Iterable[str | Path],
+    speaker_score_paths: Iterable[str | Path],
+    output_path: str | Path,
+    report_path: str | Path,
+    allowlist: Collection[str] = DEFAULT_ALLOWLIST,
+) -> pd.DataFrame:
+    """Write the long speaker table (one row per speaker and metric) and its report.
+
+    ``allowlist`` must be the correlation stage's (``correlation.allowlist``), so that the
+    report's common speaker set is the one the correlations use.
+    """
+    manifest = load_manifest(manifest_path)
+    per_speaker = manifest.groupby("speaker_id", sort=True).agg(
+        n_utterances=("utt_id", "size"), ground_truth=("score", "first")
+    )
+    utterances = _read_all(utterance_score_paths)
+    parts = []
+    if not utterances.empty:
+        utterances["finite"] = np.isfinite(utterances["score"])
+        grouped = utterances.groupby(["speaker_id", "metric", "evaluator", "variant"], sort=True)
+        utt_level = grouped.agg(value=("score", "mean"), n_scored=("finite", "sum")).reset_index()
+        parts.append(utt_level)
+    speakers = _read_all(speaker_score_paths)
+    if not speakers.empty:
+        spk_level = speakers.rename(columns={"score": "value"})[
+            ["speaker_id", "metric", "evaluator", "variant", "value"]
+        ].copy()
+        spk_level["n_scored"] = np.isfinite(spk_level["value"]).astype(int)
+        parts.append(spk_level)
+    table = (
+        pd.concat(parts, ignore_index=True)
+        if parts
+        else pd.DataFrame(
+            columns=["speaker_id", "metric", "evaluator", "variant", "value", "n_scored"]
+        )
+    )
+    table = _complete(table, per_speaker.index)
+    table = table.join(per_speaker, on="speaker_id")
+    write_parquet(table, output_path, SPEAKERS_SCHEMA, ["metric", "speaker_id"])
+    write_json(_report(table, per_speaker["ground_truth"], allowlist), report_path)
+    return table
+
+
+def _complete(table: pd.DataFrame, speakers: pd.Index) -> pd.DataFrame:
+    """Give every speaker a row for every metric, so a missing value is a visible NaN."""
+    metrics = table[["metric", "evaluator", "variant"]].drop_duplicates()
+    grid = metrics.merge(pd.DataFrame({"speaker_id": speakers}), how="cross")
+    full = grid.merge(table, on=["speaker_id", "metric", "evaluator", "variant"], how="left")
+    full["n_scored"] = full["n_scored"].fillna(0).astype(int)
+    return full
+
+
+def _report(table: pd.DataFrame, ground_truth: pd.Series, allowlist: Collection[str]) -> dict:
+    without = table[~np.isfinite(table["value"])].groupby("metric")["speaker_id"].apply(sorted)
+    metrics = sorted(table["metric"].unique())
+    sets = speaker_sets(table, ground_truth, allowlist)
+    return {
+        "n_speakers": int(table["speaker_id"].nunique()),
+        "metrics": metrics,
+        "speakers_without_value": {m: without.get(m, []) for m in metrics},
+        "n_speakers_without_value": {m: len(without.get(m, [])) for m in metrics},
+        "common_speaker_set": {"allowlist": sorted(allowlist), **sets.report()},
+    }

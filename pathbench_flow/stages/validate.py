@@ -1,0 +1,109 @@
+"""Rules ``validate_dataset`` and ``validate_reference``: a Kaldi directory in, a manifest and a
+findings report out.
+
+Later stages never read Kaldi files again; they read the manifest, whose ``shard`` column
+splits the work into jobs of about ``shard_size`` utterances.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pathbench_flow.data.dataset import Dataset
+from pathbench_flow.data.manifest import assign_shards, load_manifest
+from pathbench_flow.data.overlap import read_hashes, reference_overlap
+from pathbench_flow.data.validation import DatasetError
+from pathbench_flow.io import write_json, write_parquet
+from pathbench_flow.schemas import MANIFEST_SCHEMA
+
+
+def failed_report_path(report_path: str | Path) -> Path:
+    """Where a failed validation keeps its findings: ``validation.failed.json`` beside
+    ``validation.json``. Snakemake deletes the declared outputs of a failed job, so the
+    findings must go to a file that is not one; a later successful run removes it."""
+    report = Path(report_path)
+    return report.with_name(f"{report.stem}.failed{report.suffix}")
+
+
+def validate_dataset(
+    dataset_dir: str | Path,
+    manifest_path: str | Path,
+    report_path: str | Path,
+    *,
+    n_shards: int,
+    check_audio: bool = True,
+    verify_hashes: bool = False,
+    on_error: str = "fail",
+    test_manifest: str | Path | None = None,
+    test_directory: str | Path | None = None,
+) -> Dataset:
+    """Validate ``dataset_dir`` and write its manifest and report.
+
+    With ``test_manifest`` and ``test_directory`` the dataset is the reference set of that
+    test dataset, and sharing recordings with it is an error (see
+    :func:`pathbench_flow.data.overlap.reference_overlap`). When validation fails, the report goes
+    to :func:`failed_report_path` and the :class:`DatasetError` propagates.
+    """
+    settings: dict[str, Any] = {
+        "check_audio": check_audio,
+        "verify_hashes": verify_hashes,
+        "on_error": on_error,
+        "n_shards": n_shards,
+    }
+    failed_path = failed_report_path(report_path)
+    try:
+        dataset = Dataset(
+            dataset_dir, check_audio=check_audio, verify_hashes=verify_hashes, on_error=on_error
+        )
+        if test_manifest is not None and test_directory is not None:
+            _check_against_test_set(dataset, test_manifest, Path(test_directory))
+    except DatasetError as failure:
+        write_json(_report(dataset_dir, failure.findings, [], 0, settings, "failed"), failed_path)
+        raise
+    frame = dataset.to_frame()
+    frame["shard"] = assign_shards(frame["utt_id"].tolist(), n_shards)
+    write_parquet(frame, manifest_path, MANIFEST_SCHEMA, sort_by=["utt_id"], settings=settings)
+    write_json(
+        _report(dataset_dir, dataset.findings, dataset.dropped, len(frame), settings, "ok"),
+        report_path,
+    )
+    failed_path.unlink(missing_ok=True)
+    return dataset
+
+
+def _check_against_test_set(reference: Dataset, test_manifest: str | Path, test_dir: Path) -> None:
+    """Add the findings of :func:`reference_overlap` to the reference dataset."""
+    reference.add_findings(
+        reference_overlap(
+            test_dir,
+            load_manifest(test_manifest).itertuples(index=False),
+            read_hashes(test_dir),
+            reference.path,
+            reference.utterances.values(),
+            reference.recording_hashes,
+        )
+    )
+
+
+def _report(
+    dataset_dir: str | Path,
+    findings: list,
+    dropped: list[str],
+    n_utterances: int,
+    settings: dict[str, Any],
+    outcome: str,
+) -> dict[str, Any]:
+    return {
+        "dataset_dir": str(dataset_dir),
+        "outcome": outcome,
+        "settings": settings,
+        "counts": {
+            "utterances": n_utterances,
+            "dropped": len(dropped),
+            "errors": sum(1 for f in findings if f.severity == "error"),
+            "warnings": sum(1 for f in findings if f.severity == "warning"),
+        },
+        "dropped_utterances": dropped,
+        "findings": [f.as_dict() for f in findings],
+    }

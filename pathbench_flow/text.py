@@ -1,0 +1,40 @@
+"""Transcription cleaning.
+
+References are matched to test utterances by *cleaned* text, so cleaning must erase the
+differences annotators introduce (case, punctuation, spacing) and nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from pathbench_flow.languages import MANDARIN
+
+_SPACES = re.compile(r"\s+")
+
+
+def clean_text(text: str) -> str:
+    """Lower-case, drop every punctuation character (ASCII and CJK alike), collapse whitespace.
+
+    Unicode category ``P*`` covers ASCII punctuation, the CJK symbols block (``。、「」``) and
+    full-width forms (``，！？``), so one rule serves all supported languages.
+    """
+    kept = "".join(ch for ch in text.lower() if not unicodedata.category(ch).startswith("P"))
+    return _SPACES.sub(" ", kept).strip()
+
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def count_words(text: str, language: str) -> int:
+    """Words of a transcription for rate measures.
+
+    Mandarin is written without spaces, so a whitespace count makes a whole command one word;
+    there each Han character (one syllable, the unit Mandarin rate norms use) counts, plus any
+    space-separated non-Han token such as a Latin-script word or a digit string.
+    """
+    cleaned = clean_text(text)
+    if language != MANDARIN:
+        return len(cleaned.split())
+    return len(_HAN.findall(cleaned)) + len(_HAN.sub(" ", cleaned).split())

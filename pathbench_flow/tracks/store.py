@@ -1,0 +1,118 @@
+"""Track files: one Parquet table per track, variant and shard, and loading them into the memo.
+
+Each utterance of the shard is one row: its audio digest (the memo key, see
+:mod:`pathbench_flow.tracks`), the outcome, and one ``list<double>`` column per field of the track,
+which stores float64 values bit for bit. ``outcome`` is ``value``, ``no_score`` (the analysis
+raised ``NoScore``; ``status`` and ``reason`` say why) or ``exception`` (any other error, kept
+for the log and never loaded, so the consumer meets the error itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pathbench_flow.io import write_parquet
+from pathbench_flow.status import NoScore
+from pathbench_flow.tracks import TRACKS, Track, audio_digest, remember, value
+
+VALUE, NO_SCORE, EXCEPTION = "value", "no_score", "exception"
+
+_ROW_COLUMNS = [
+    ("utt_id", pa.string()),
+    ("track", pa.string()),
+    ("settings", pa.string()),
+    ("fs", pa.int32()),
+    ("audio_sha256", pa.string()),
+    ("outcome", pa.string()),
+    ("status", pa.string()),
+    ("reason", pa.string()),
+]
+
+
+def track_schema(track: Track) -> pa.Schema:
+    """The columns of ``track``'s files: the row's identity, then one list per field."""
+    return pa.schema([*_ROW_COLUMNS, *((field, pa.list_(pa.float64())) for field in track.fields)])
+
+
+def track_row(track: Track, utt_id: str, audio: np.ndarray, fs: int) -> dict[str, Any]:
+    """Compute (or reuse) ``track`` for one utterance and describe the outcome as a row.
+
+    An analysis failure is a row too, so every utterance of a shard has one.
+    """
+    row: dict[str, Any] = {
+        "utt_id": utt_id,
+        "track": track.name,
+        "settings": track.settings,
+        "fs": int(fs),
+        "audio_sha256": audio_digest(audio),
+        "outcome": VALUE,
+        "status": "ok",
+        "reason": "",
+    }
+    empty = tuple(np.empty(0) for _ in track.fields)
+    try:
+        arrays = value(track, audio, fs)
+    except NoScore as missing:
+        row.update(outcome=NO_SCORE, status=missing.status, reason=missing.reason)
+        arrays = empty
+    except Exception as exc:  # noqa: BLE001 - recorded, and recomputed by the consumer
+        row.update(outcome=EXCEPTION, status="error", reason=f"{type(exc).__name__}: {exc}")
+        arrays = empty
+    return row | dict(zip(track.fields, arrays, strict=True))
+
+
+def write_track(
+    rows: Sequence[dict[str, Any]], path: str | Path, track: Track, variant: str
+) -> None:
+    """Write one shard's rows of ``track`` (sorted by utt_id, deterministic)."""
+    schema = track_schema(track)
+    frame = pd.DataFrame(list(rows), columns=schema.names)
+    settings = {"track": track.name, "settings": track.settings, "variant": variant}
+    write_parquet(frame, path, schema, ["utt_id"], settings)
+
+
+def _lists(column: pa.ChunkedArray) -> list[np.ndarray]:
+    """A ``list<double>`` column as one float64 array per row, without a Python float each."""
+    lists = column.combine_chunks()
+    offsets = lists.offsets.to_numpy()
+    flat = lists.values.to_numpy(zero_copy_only=False)
+    return [flat[offsets[i] : offsets[i + 1]].copy() for i in range(len(lists))]
+
+
+def load_tracks(paths: Iterable[str | Path]) -> int:
+    """Put every value and ``NoScore`` of the track files ``paths`` into the memo.
+
+    Rows of an unknown track or other settings (a file from an older analysis) are skipped:
+    their audio is analysed afresh when asked for. Returns the number of rows loaded.
+    """
+    loaded = 0
+    for path in paths:
+        table = pq.read_table(path)
+        meta = table.select([name for name, _ in _ROW_COLUMNS]).to_pylist()
+        names = {row["track"] for row in meta}
+        tracks = {name: TRACKS[name] for name in names if name in TRACKS}
+        fields = {
+            field: _lists(table.column(field))
+            for track in tracks.values()
+            for field in track.fields
+        }
+        for index, row in enumerate(meta):
+            track = tracks.get(row["track"])
+            if track is None or row["settings"] != track.settings:
+                continue
+            if row["outcome"] == VALUE:
+                outcome = tuple(fields[field][index] for field in track.fields)
+            elif row["outcome"] == NO_SCORE:
+                outcome = NoScore(row["status"], row["reason"])
+            else:
+                continue
+            remember(track, row["audio_sha256"], row["fs"], outcome)
+            loaded += 1
+    return loaded
