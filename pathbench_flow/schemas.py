@@ -28,6 +28,7 @@ MANIFEST_SCHEMA = pa.schema(
         ("duration_s", pa.float64()),
         ("sample_rate", pa.int32()),
         ("channels", pa.int16()),
+        ("audio_sha256", pa.string()),
         ("score", pa.float64()),
         ("shard", pa.int32()),
     ]

@@ -19,6 +19,15 @@ def tone(seconds: float = 1.0, rate: int = 16000, freq: float = 220.0) -> np.nda
     return 0.3 * np.sin(2 * np.pi * freq * t)
 
 
+def write_tone(path: Path, seconds: float, label: str) -> None:
+    """A 16 kHz tone whose file carries ``label`` as its title: the samples of every file are
+    the same, the bytes differ, as those of real recordings do (validation refuses a reference
+    set holding byte-identical copies of its test set's files)."""
+    with sf.SoundFile(path, "w", 16000, 1, subtype="PCM_16") as handle:
+        handle.title = label
+        handle.write(tone(seconds))
+
+
 def write_lines(path: Path, lines: list[str]) -> None:
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
 
@@ -43,20 +52,20 @@ def write_kaldi(
 
 def build_dataset(root: Path, *, segments: bool = False) -> Path:
     """Two speakers × two utterances, 1 s tones; with ``segments`` the utterances are cut from
-    one 2 s recording per speaker."""
+    one 2 s recording per speaker. No two files are byte-identical (see :func:`write_tone`)."""
     (root / "wav").mkdir(parents=True, exist_ok=True)
     wav, text, utt2spk, seg = [], [], [], []
     for spk in SPEAKERS:
         if segments:
             rec = f"{spk}_rec"
-            sf.write(root / "wav" / f"{rec}.wav", tone(2.0), 16000, subtype="PCM_16")
+            write_tone(root / "wav" / f"{rec}.wav", 2.0, f"{root.name} {rec}")
             wav.append(f"{rec} wav/{rec}.wav")
         for k, sentence in enumerate(TEXTS):
             utt = f"{spk}_u{k}"
             if segments:
                 seg.append(f"{utt} {spk}_rec {k * 1.0:.2f} {k * 1.0 + 0.9:.2f}")
             else:
-                sf.write(root / "wav" / f"{utt}.wav", tone(1.0), 16000, subtype="PCM_16")
+                write_tone(root / "wav" / f"{utt}.wav", 1.0, f"{root.name} {utt}")
                 wav.append(f"{utt} wav/{utt}.wav")
             text.append(f"{utt} {sentence}")
             utt2spk.append(f"{utt} {spk}")

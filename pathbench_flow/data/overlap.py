@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Protocol
 
 from pathbench_flow.data.kaldi import Finding, Table, read_table
 from pathbench_flow.data.references import Recording, shared_recordings
@@ -16,12 +17,19 @@ OVERLAP_EXAMPLES = 5
 """How many shared test/reference recordings a finding names before summarising the rest."""
 
 
+class HashedRecording(Recording, Protocol):
+    """A recording with the SHA-256 validation computed from its file's bytes (empty when
+    audio was not checked): manifest rows and validated ``Utterance`` objects."""
+
+    audio_sha256: str
+
+
 def reference_overlap(
     test_path: Path,
-    test: Iterable[Recording],
+    test: Iterable[HashedRecording],
     test_hashes: Mapping[str, str],
     reference_path: Path,
-    reference: Iterable[Recording],
+    reference: Iterable[HashedRecording],
     reference_hashes: Mapping[str, str],
 ) -> list[Finding]:
     """Findings naming both datasets when the reference dataset is, or shares recordings
@@ -33,6 +41,10 @@ def reference_overlap(
     ``fail`` refuses. The same audio under different
     transcriptions is never matched as a reference but is a labelling defect: a warning.
     EasyCall's metadata has both (byte-identical files under several speakers and words).
+
+    Byte-identical files are found by their SHA-256 (:func:`recording_digests`), from
+    ``wav_hash.scp`` (``test_hashes``, ``reference_hashes``) or computed by validation; like
+    one file, two copies are the same recording only where their time spans overlap.
     """
     fix = (
         "use a reference dataset of other recordings (e.g. the control speakers), "
@@ -44,12 +56,18 @@ def reference_overlap(
             "every utterance would be scored against itself"
         )
         return [Finding(str(reference_path), 0, "", problem, fix)]
-    pairs = shared_recordings(test, reference, test_hashes, reference_hashes)
+    test, reference = list(test), list(reference)
+    pairs = shared_recordings(
+        test,
+        reference,
+        recording_digests(test, test_hashes),
+        recording_digests(reference, reference_hashes),
+    )
     same_text = [(t.utt_id, r.utt_id) for t, r in pairs if t.text_clean == r.text_clean]
     other_text = [(t.utt_id, r.utt_id) for t, r in pairs if t.text_clean != r.text_clean]
     shared = (
         f"reference dataset {reference_path} shares {{}} recording(s) with test dataset "
-        f"{test_path} (same audio file and time, or same wav_hash.scp digest)"
+        f"{test_path} (the same audio file and time, or byte-identical files: the same SHA-256)"
     )
     findings = []
     if same_text:
@@ -94,5 +112,18 @@ def read_hashes(directory: Path) -> dict[str, str]:
     return digests(read_table(file, [], n_fields=1)) if file.is_file() else {}
 
 
+def recording_digests(
+    rows: Iterable[HashedRecording], declared: Mapping[str, str]
+) -> dict[str, str]:
+    """Recording id -> SHA-256 of its file: the digest validation computed from the bytes it
+    read, else the one ``declared`` in wav_hash.scp (a validation without audio checks).
+
+    Both are the SHA-256 of the file's bytes, so a dataset with ``wav_hash.scp`` and one
+    without compare; the computed digest wins, as a stale ``wav_hash.scp`` would hide a copy.
+    """
+    return {**declared, **{row.recording_id: row.audio_sha256 for row in rows if row.audio_sha256}}
+
+
 def digests(table: Table | None) -> dict[str, str]:
+    """Recording id -> the (lower-case) SHA-256 a parsed ``wav_hash.scp`` lists."""
     return {key: e.fields[0].lower() for key, e in table.entries.items()} if table else {}

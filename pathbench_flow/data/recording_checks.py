@@ -1,38 +1,27 @@
 """Checks of the audio a dataset lists: readable, complete, with signal, at one bandwidth.
 
 Each defect becomes a finding naming the ``wav.scp`` or ``segments`` line and the utterances
-it invalidates, so ``on_error: drop`` can remove exactly those.
+it invalidates, so ``on_error: drop`` can remove exactly those. What one file is (its kind,
+header, samples and digest, from one read) is found by :mod:`pathbench_flow.data.recording_file`.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-import soundfile as sf
 
 from pathbench_flow import SAMPLE_RATE
 from pathbench_flow.data.kaldi import FindingLog, Table
-from pathbench_flow.data.wavcheck import wav_truncation
+from pathbench_flow.data.recording_file import AudioDefect, AudioFacts, read_recording
 
 SEGMENT_TOLERANCE_S = 0.05
 SILENCE_PEAK = 1.0 / 32768.0
 """A file whose peak never exceeds one 16-bit step holds no signal at all."""
 CONSTANT_SPREAD = 1.0 / 32768.0
 """Audio whose standard deviation stays below one 16-bit step is a constant (DC), not speech."""
-
-
-@dataclass(frozen=True)
-class AudioFacts:
-    """What validation read from a recording."""
-
-    duration_s: float
-    sample_rate: int
-    channels: int
 
 
 class Span(NamedTuple):
@@ -115,49 +104,14 @@ class RecordingChecks:
         hashes: Table | None,
     ) -> AudioFacts | None:
         path = resolve(self.path, location)
-        if not path.is_file():
-            self.log.error(
-                wav,
-                line,
-                location,
-                "audio file is missing",
-                "fix the path (relative paths resolve against the dataset directory)",
-                affected,
-            )
-            return None
         try:
-            data, rate = sf.read(str(path), dtype="float32", always_2d=True)
-        except (sf.LibsndfileError, RuntimeError) as exc:
-            self.log.error(
-                wav,
-                line,
-                location,
-                f"audio file is unreadable ({exc})",
-                "convert it to WAV/FLAC",
-                affected,
-            )
-            return None
-        if data.shape[0] == 0:
-            self.log.error(
-                wav, line, location, "audio file is empty", "replace the recording", affected
-            )
-            return None
-        truncation = wav_truncation(path)
-        if truncation is not None:
-            declared_s, held_s = truncation
-            self.log.error(
-                wav,
-                line,
-                location,
-                f"audio file is truncated: its header declares {declared_s:.3f} s of audio, "
-                f"the file holds {held_s:.3f} s",
-                "copy or export the recording again (an interrupted copy or recording)",
-                affected,
-            )
+            data, facts = read_recording(path)
+        except AudioDefect as defect:
+            problem = f"recording {rec}: {defect.problem}"
+            self.log.error(wav, line, location, problem, defect.fix, affected)
             return None
         if hashes is not None:
-            self._check_hash(hashes, rec, path, affected)
-        facts = AudioFacts(data.shape[0] / rate, int(rate), int(data.shape[1]))
+            self._check_hash(hashes, rec, path, facts.sha256, affected)
         for utt in utts:
             self._check_span(wav.path, line, utt, spans[utt], data, facts)
         return facts
@@ -275,14 +229,16 @@ class RecordingChecks:
                 severity="warning",
             )
 
-    def _check_hash(self, hashes: Table, rec: str, path: Path, affected: tuple[str, ...]) -> None:
+    def _check_hash(
+        self, hashes: Table, rec: str, path: Path, digest: str, affected: tuple[str, ...]
+    ) -> None:
+        """The recording's ``digest`` (SHA-256 of its bytes) is the one wav_hash.scp lists."""
         entry = hashes.get(rec)
         if entry is None:
             self.log.error(
                 hashes, 0, rec, "no hash for this recording", "add its SHA-256", affected
             )
             return
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
         if digest != entry.fields[0].lower():
             self.log.error(
                 hashes,

@@ -24,7 +24,8 @@ from pathbench_flow.data.kaldi import (
     read_table,
 )
 from pathbench_flow.data.overlap import digests
-from pathbench_flow.data.recording_checks import AudioFacts, RecordingChecks, Span, resolve
+from pathbench_flow.data.recording_checks import RecordingChecks, Span, resolve
+from pathbench_flow.data.recording_file import AudioFacts
 from pathbench_flow.languages import LANGUAGES, canonical_language
 from pathbench_flow.text import clean_text
 
@@ -47,7 +48,11 @@ class DatasetError(Exception):
 
 @dataclass(frozen=True)
 class Utterance:
-    """One validated utterance; ``end = -1.0`` means "to the end of the file"."""
+    """One validated utterance; ``end = -1.0`` means "to the end of the file".
+
+    ``audio_sha256`` is the SHA-256 of the recording file's bytes as validation read them
+    (empty without audio checks): it finds byte-identical copies shared with a reference set.
+    """
 
     utt_id: str
     speaker_id: str
@@ -64,6 +69,7 @@ class Utterance:
     duration_s: float
     sample_rate: int
     channels: int
+    audio_sha256: str
 
 
 @dataclass
@@ -430,4 +436,5 @@ class _Validation:
             duration_s=duration,
             sample_rate=facts.sample_rate if facts else 0,
             channels=facts.channels if facts else 0,
+            audio_sha256=facts.sha256 if facts else "",
         )
