@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -262,6 +263,18 @@ def test_references_control_and_all(tmp_path):
         "control/spk2_u0",
         "test/spk2_u0",
     ]
+
+
+def test_a_byte_identical_copy_is_never_its_own_reference(tmp_path):
+    """spk2_u0 is a copy of spk1_u0's file under another path: the same recording, so neither
+    is the other's ``all`` reference, as if one file were listed under two speakers."""
+    root = build_dataset(tmp_path / "test")
+    shutil.copyfile(root / "wav" / "spk1_u0.wav", root / "wav" / "spk2_u0.wav")
+    ds = Dataset(root)
+    assert ds.utterances["spk1_u0"].audio_sha256 == ds.utterances["spk2_u0"].audio_sha256
+    assert references_of(ds, "spk1_u0", "all") == []
+    assert references_of(ds, "spk2_u0", "all") == []
+    assert [Path(p).stem for p, _s, _e in references_of(ds, "spk1_u1", "all")] == ["spk2_u1"]
 
 
 @pytest.mark.parametrize("corpus", ["copas", "easycall", "neurovoz", "torgo", "uaspeech"])

@@ -29,6 +29,7 @@ class Recording(Protocol):
     audio_path: str
     start: float
     end: float
+    audio_sha256: str
 
 
 TextIndex = dict[str, list[Recording]]
@@ -49,8 +50,11 @@ def _overlap(a: Recording, b: Recording) -> bool:
 
 
 def same_audio(a: Recording, b: Recording) -> bool:
-    """``a`` and ``b`` are (partly) the same stretch of the same audio file."""
-    return _real(a.audio_path) == _real(b.audio_path) and _overlap(a, b)
+    """``a`` and ``b`` are (partly) the same stretch of the same audio: one file, or two
+    byte-identical files (the SHA-256 validation computed; empty when it read no audio)."""
+    same_file = _real(a.audio_path) == _real(b.audio_path)
+    same_bytes = bool(a.audio_sha256) and a.audio_sha256 == b.audio_sha256
+    return (same_file or same_bytes) and _overlap(a, b)
 
 
 def shared_recordings(
@@ -94,7 +98,8 @@ def select_references(
     gender gets none. ``all``: same text, any other speaker of the own dataset and every
     speaker of the reference dataset (ids are only compared within a dataset). Either way a
     recording is never its own reference: candidates that are the same stretch of the same
-    file as ``test`` (one recording listed under two speakers) are left out; validation
+    audio as ``test`` (one recording listed under two speakers, or a byte-identical copy of
+    it under another path) are left out; validation
     refuses reference datasets that share recordings with the test set.
     """
     if kind == "control":
