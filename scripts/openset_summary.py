@@ -10,4 +10,6 @@ openset_summary(
     snakemake.output.summary,
     snakemake.output.table,
     snakemake.output.plot,
+    snakemake.output.status,
+    snakemake.output.speakers,
 )

@@ -34,6 +34,7 @@ from pathbench_flow.openset import (
     validate_plan,
 )
 from pathbench_flow.openset.evaluate import CONFIG_COLUMNS, COUNT_COLUMNS
+from pathbench_flow.openset.folds import FOLD_SETS
 from pathbench_flow.openset.types import MAX_COUNT
 
 GRID = {
@@ -305,6 +306,65 @@ def test_pooling_sums_and_fails_closed() -> None:
     assert caught.value.kind is EvalErrorKind.EmptyTuningFolds
     with pytest.raises(ValueError, match="lacks columns"):
         select(first.drop(columns="known_rejected"))
+
+
+def unmeasured_dataset(speaker: str, names: list[str]) -> OpenSetDataset:
+    """The plan's rows with ``names`` unmeasured (NaN) in every row of ``speaker``."""
+    frame = speaker_frame()
+    frame.loc[frame["speaker_id"] == speaker, names] = np.nan
+    return OpenSetDataset.from_frame(frame)
+
+
+VOICE = candidate_grid({**GRID, "feature_masks": {"voice": list(FEATURE_NAMES[:8])}})
+SPECTRUM = candidate_grid({**GRID, "feature_masks": {"mfcc": list(FEATURE_NAMES[17:21])}})
+
+
+def test_features_a_candidate_does_not_use_change_nothing(plan: EvaluationPlan) -> None:
+    dataset = unmeasured_dataset("spk3", ["f0_median_hz", "hnr_db"])
+    fold = plan.held_out_fold
+    pd.testing.assert_frame_equal(
+        fit_and_count(dataset, fold, SPECTRUM), fit_and_count(plan.dataset, fold, SPECTRUM)
+    )
+
+
+def test_unmeasured_rows_are_not_fitted_and_are_declared_unknown(plan: EvaluationPlan) -> None:
+    """A speaker whose F0 is unmeasured stays in the fold: a candidate using F0 fits on the
+    other training rows (exactly as if the speaker's rows were not there) and declares each
+    of its test rows unknown; every candidate is counted on the same test rows."""
+    dataset = unmeasured_dataset("spk3", ["f0_median_hz", "hnr_db"])
+    fold = plan.held_out_fold
+    assert fold.pseudo_unknown_speaker != "spk3"
+    spk3 = set(np.flatnonzero(np.array(dataset.speaker_ids) == "spk3").tolist())
+    without = OpenSetFold(
+        fold.pseudo_unknown_speaker,
+        *([i for i in getattr(fold, name) if i not in spk3] for name in FOLD_SETS),
+    )
+    unmeasured_known = len(spk3 & set(fold.known_test))
+    assert unmeasured_known and not spk3 & set(fold.unknown_test)
+    expected = fit_and_count(plan.dataset, without, VOICE)
+    expected["known_total"] += np.uint64(unmeasured_known)
+    expected["known_rejected"] += np.uint64(unmeasured_known)
+    pd.testing.assert_frame_equal(fit_and_count(dataset, fold, VOICE), expected)
+    held_out = score_held_out(dataset, fold, VOICE[0])
+    assert held_out.known_total == len(fold.known_test)
+    assert held_out.known_rejected >= unmeasured_known
+
+
+@pytest.mark.parametrize("measured_rows", [0, 1])
+def test_a_candidate_that_measures_too_few_training_rows_declares_everything_unknown(
+    plan: EvaluationPlan, measured_rows: int
+) -> None:
+    fold = plan.held_out_fold
+    frame = speaker_frame()
+    kept = frame.loc[sorted(fold.train)[:measured_rows], "pause_fraction"]
+    frame["pause_fraction"] = np.nan
+    frame.loc[kept.index, "pause_fraction"] = kept
+    dataset = OpenSetDataset.from_frame(frame)
+    table = fit_and_count(dataset, fold, [config(mask=1 << FEATURE_NAMES.index("pause_fraction"))])
+    known, unknown = len(fold.known_test), len(fold.unknown_test)
+    assert table[list(COUNT_COLUMNS)].to_numpy().tolist() == [
+        [known, 0, 0, known, unknown, unknown, 0]
+    ]
 
 
 def test_count_tables_survive_parquet(plan: EvaluationPlan, tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from pathbench_flow.openset import (
     fold_to_dict,
     validate_fold,
 )
-from pathbench_flow.openset.folds import FOLD_SETS
+from pathbench_flow.openset.folds import FOLD_SETS, MIN_SPEAKERS, build_nested_folds
 
 
 def make_dataset(rows: list[tuple[int, int]]) -> OpenSetDataset:
@@ -266,3 +266,55 @@ def test_validation_without_universe_checks_everything_but_completeness() -> Non
     with pytest.raises(EvalError) as caught:
         validate_fold(dataset, fold, np.arange(dataset.n_rows))
     assert caught.value.kind is EvalErrorKind.InvalidFold
+
+
+@FAST
+@given(dataset=datasets(), known_folds=st.integers(1, 3), cap=st.none() | st.integers(1, 4))
+def test_nested_folds_keep_the_tunable_outer_folds_and_say_why_others_go(
+    dataset: OpenSetDataset, known_folds: int, cap: int | None
+) -> None:
+    nested = build_nested_folds(dataset, known_folds, cap, 2)
+    if len(dataset.speakers) < MIN_SPEAKERS:
+        assert not nested.outer and not nested.skipped
+        assert nested.reason.startswith(f"only {len(dataset.speakers)} speaker")
+        return
+    outer = build_folds(dataset, known_folds, cap)
+    tuned = [(f, build_tuning_folds(dataset, f, known_folds, 2)) for f in outer]
+    assert nested.outer == tuple((f, t) for f, t in tuned if t)
+    assert [s for s, _ in nested.skipped] == [f.pseudo_unknown_speaker for f, t in tuned if not t]
+    assert all(
+        why.startswith("its training rows allow no tuning fold") for _, why in nested.skipped
+    )
+    assert (nested.reason == "") == bool(nested.outer)
+    event("applicable" if nested.outer else nested.reason.split(" ")[0])
+
+
+def test_one_recording_group_per_speaker_allows_no_fold_and_says_so() -> None:
+    nested = build_nested_folds(own_groups(speakers=4, groups=1, rows=3), known_folds=2)
+    assert nested.outer == nested.skipped == ()
+    assert nested.reason.startswith(
+        "every speaker's utterances come from one recording group (4 speakers, 4 recording "
+        "groups, 12 utterances), so no fold can keep groups apart and hold a speaker out"
+    )
+
+
+def test_two_speakers_are_too_few_and_are_named() -> None:
+    nested = build_nested_folds(own_groups(speakers=2, groups=3, rows=2), known_folds=2)
+    assert nested.outer == () and nested.reason.startswith("only 2 speakers (s0, s1) with a")
+
+
+def test_outer_folds_without_tuning_folds_are_skipped_with_the_reason() -> None:
+    # two groups per speaker: testing one in the outer fold leaves one to train on, none to tune
+    nested = build_nested_folds(own_groups(speakers=3, groups=2, rows=2), known_folds=2)
+    assert nested.outer == ()
+    assert [s for s, _ in nested.skipped] == ["s0", "s0", "s1", "s1", "s2", "s2"]
+    assert nested.reason.startswith(
+        "none of the 6 outer folds can select a configuration, because no tuning fold can be "
+        "built inside its training rows: in them, every speaker's utterances come from one "
+        "recording group (2 speakers, 2 recording groups, 4 utterances)"
+    )
+    # a speaker with a third group makes its own folds tunable; the others stay skipped
+    mixed = make_dataset([(0, 0), (0, 1), (1, 2), (1, 3), (1, 4), (2, 5), (2, 6), (2, 7)])
+    nested = build_nested_folds(mixed, known_folds=2)
+    assert [f.pseudo_unknown_speaker for f, _ in nested.outer] == ["s0", "s0", "s1", "s2"]
+    assert [s for s, _ in nested.skipped] == ["s1", "s2"] and nested.reason == ""

@@ -161,16 +161,26 @@ def test_dataset_rows_are_sorted_by_utt_id_whatever_the_input_order() -> None:
     assert not dataset.features.flags.writeable
 
 
-def test_dataset_rejects_duplicates_non_finite_and_missing_values() -> None:
+def test_dataset_keeps_unmeasured_features_and_marks_them() -> None:
+    frame = _frame(["a1x", "a1y"])
+    frame.loc[1, "hnr_db"] = np.nan
+    dataset = OpenSetDataset.from_frame(frame)
+    hnr = FEATURE_NAMES.index("hnr_db")
+    assert dataset.measured.sum() == 2 * 24 - 1 and not dataset.measured[1, hnr]
+    assert not dataset.measured.flags.writeable
+    assert dataset.measured_rows(1 << hnr).tolist() == [True, False]
+    assert dataset.measured_rows(1 << (hnr + 1)).tolist() == [True, True]
+
+
+def test_dataset_rejects_duplicates_infinite_and_missing_values() -> None:
     with pytest.raises(ValueError, match="duplicate"):
         OpenSetDataset.from_frame(_frame(["a1x", "a1x"]))
     broken = _frame(["a1x", "a1y"])
-    broken.loc[1, "hnr_db"] = np.nan
-    with pytest.raises(ValueError, match="non-finite.*a1y"):
+    broken.loc[1, "hnr_db"] = -np.inf
+    with pytest.raises(ValueError, match="infinite.*a1y"):
         OpenSetDataset.from_frame(broken)
-    broken.loc[1, "hnr_db"] = np.inf
-    with pytest.raises(ValueError, match="non-finite"):
-        OpenSetDataset.from_frame(broken)
+    with pytest.raises(ValueError, match="infinite"):
+        OpenSetDataset(("a", "b"), ("s", "s"), ("g", "g"), np.full((2, 24), np.inf))
     with pytest.raises(ValueError, match="lacks columns"):
         OpenSetDataset.from_frame(_frame(["a1x"]).drop(columns="cpps_db"))
     no_speaker = _frame(["a1x"])

@@ -13,12 +13,13 @@ import pyarrow.parquet as pq
 import pytest
 import soundfile as sf
 from kaldi_builder import write_lines
-from openset_frames import speaker_frame
+from openset_frames import STAGE_GRID as GRID
+from openset_frames import speaker_frame, summary_paths
 
 from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.io import read_parquet, write_parquet
 from pathbench_flow.openset.evaluate import CONFIG_COLUMNS, candidate_grid
-from pathbench_flow.openset.schema import FEATURE_NAMES, FEATURE_SCHEMA, SCHEMA_ID
+from pathbench_flow.openset.schema import FEATURE_SCHEMA, SCHEMA_ID
 from pathbench_flow.openset.types import ModelConfig
 from pathbench_flow.stages.openset import (
     RATES,
@@ -34,14 +35,6 @@ from pathbench_flow.stages.trim import fa_trim
 from pathbench_flow.stages.validate import validate_dataset
 
 AUDIO = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
-GRID = {
-    "feature_masks": {"all": list(FEATURE_NAMES), "voice": list(FEATURE_NAMES[:8])},
-    "components": [1],
-    "relevance": [4.0],
-    "variance_floor": [1e-3],
-    "absolute_threshold": [-1.0, 0.0, 1.0],
-    "margin_threshold": [0.0, 0.5],
-}
 
 
 # ------------------------------------------------------------------ openset_features
@@ -149,7 +142,7 @@ def chain(tmp_path_factory) -> dict[str, object]:
         select_config(counts[outer], selected[-1])
         heldout.append(root / f"heldout_{outer}.json")
         heldout_score(features, folds, outer, selected[-1], heldout[-1])
-    outputs = [root / "summary.json", root / "per_fold.csv", root / "rates.png"]
+    outputs = summary_paths(root)
     summary = openset_summary(folds, heldout, *outputs)
     return {
         "root": root,
@@ -168,7 +161,12 @@ def test_folds_record_the_rows_they_index(chain):
     plan = json.loads(chain["folds"].read_text())
     assert plan == chain["plan"]
     assert plan["schema"] == SCHEMA_ID and plan["n_active_rows"] == 60
-    assert plan["excluded_rows_per_speaker"] == {"spk0": 1}
+    assert plan["status"] == "applicable" and plan["reason"] == ""
+    assert plan["n_utterances"] == 61 and plan["skipped_outer_folds"] == []
+    spk0 = plan["speakers"][0]
+    assert spk0["speaker_id"] == "spk0" and spk0["n_excluded"] == 1
+    assert "1 of 13 utterances left out" in spk0["note"]
+    assert all(r["n_excluded"] == 0 and r["note"] == "" for r in plan["speakers"][1:])
     assert len(plan["outer_folds"]) == 2 == len(fold_counts(chain["folds"]))
     for outer in plan["outer_folds"]:
         held = outer["held_out"]
@@ -205,9 +203,25 @@ def test_selection_and_held_out_score_use_a_grid_candidate(chain):
 
 def test_summary_pools_the_outer_folds(chain):
     summary = chain["summary"]
-    json_path, csv_path, plot_path = chain["outputs"]
+    json_path, csv_path, plot_path, status_path, speakers_path = chain["outputs"]
     assert json.loads(json_path.read_text()) == summary
-    assert summary["n_outer_folds"] == 2 and summary["excluded_rows_per_speaker"] == {"spk0": 1}
+    assert summary["n_outer_folds"] == 2 and summary["status"] == "applicable"
+    assert summary["speakers"] == chain["plan"]["speakers"]
+    status = pd.read_csv(status_path, keep_default_na=False)
+    assert status.to_dict("records") == [
+        {
+            "status": "applicable",
+            "reason": "",
+            "n_utterances": 61,
+            "n_excluded": 1,
+            "n_speakers": 5,
+            "n_outer_folds": 2,
+            "skipped_outer_folds": "",
+        }
+    ]
+    speakers = pd.read_csv(speakers_path, keep_default_na=False)
+    assert speakers["speaker_id"].tolist() == [f"spk{k}" for k in range(5)]
+    assert speakers["n_recording_groups"].tolist() == [4] * 5
     heldout = [json.loads(p.read_text()) for p in chain["heldout"]]
     assert summary["confusion"]["known_total"] == sum(h["counts"]["known_total"] for h in heldout)
     per_fold = pd.read_csv(csv_path)
@@ -228,10 +242,10 @@ def test_every_open_set_output_is_byte_identical_on_a_rerun(chain, tmp_path):
     heldout = tmp_path / "heldout.json"
     heldout_score(features, folds, 0, selected, heldout)
     assert heldout.read_bytes() == chain["heldout"][0].read_bytes()
-    outputs = [tmp_path / "summary.json", tmp_path / "per_fold.csv", tmp_path / "rates.png"]
+    outputs = summary_paths(tmp_path)
     openset_summary(folds, chain["heldout"], *outputs)
-    for new, old in zip(outputs[:2], chain["outputs"][:2], strict=True):
-        assert new.read_bytes() == old.read_bytes()
+    for new, old in zip(outputs, chain["outputs"], strict=True):
+        assert new.read_bytes() == old.read_bytes(), new.name
 
 
 def test_changed_feature_rows_are_refused_against_old_folds(chain, tmp_path):

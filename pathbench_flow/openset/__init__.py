@@ -1,8 +1,9 @@
 """Leakage-safe open-set speaker identification benchmark on acoustic features.
 
-The public surface: the frozen feature schema, the value types, fold building and validation,
-and the evaluation pieces the Snakemake rules call one by one (:func:`fit_and_count`,
-:func:`pool_counts`, :func:`select`, :func:`score_held_out`) or all at once (:func:`evaluate`).
+The public surface: the frozen feature schema, the value types, fold building (with the reason
+when a dataset's shape allows no fold) and validation, and the evaluation pieces the Snakemake
+rules call one by one (:func:`fit_and_count`, :func:`pool_counts`, :func:`select`,
+:func:`score_held_out`) or all at once (:func:`evaluate`).
 """
 
 from pathbench_flow.openset.evaluate import (
@@ -16,7 +17,9 @@ from pathbench_flow.openset.evaluate import (
     validate_plan,
 )
 from pathbench_flow.openset.folds import (
+    NestedFolds,
     build_folds,
+    build_nested_folds,
     build_tuning_folds,
     fold_from_dict,
     fold_to_dict,
@@ -46,9 +49,11 @@ __all__ = [
     "EvaluationPlan",
     "EvaluationResult",
     "ModelConfig",
+    "NestedFolds",
     "OpenSetDataset",
     "OpenSetFold",
     "build_folds",
+    "build_nested_folds",
     "build_tuning_folds",
     "candidate_grid",
     "evaluate",

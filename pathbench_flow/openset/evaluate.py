@@ -9,6 +9,12 @@ held-out training rows alone, and the winner is refitted on those rows before it
 Candidates that differ only in their thresholds share one fit per fold: each test row's best
 speaker, best LLR and runner-up LLR are computed once and every threshold pair is swept over
 those numbers, which gives exactly the decisions separate fits would give.
+
+An unmeasured (NaN) feature never removes a row from the evaluation, and nothing is imputed: a
+candidate fits on the training rows measured on its mask and declares a test row it cannot
+measure unknown (an error for a known-test row, a correct rejection for an unknown-test row),
+so every candidate is counted on the same rows and a feature set that fails on impaired voices
+pays for it in its rates. No test row influences a fit either way.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import pandas as pd
 import pyarrow as pa
 
 from pathbench_flow.openset.folds import FOLD_SETS, validate_fold
-from pathbench_flow.openset.model import ModelError, accepts, fit_speaker_model
+from pathbench_flow.openset.model import ModelError, SpeakerModel, accepts, fit_speaker_model
 from pathbench_flow.openset.schema import mask_columns, mask_from_names
 from pathbench_flow.openset.types import (
     AggregateMetrics,
@@ -55,6 +61,9 @@ COUNTS_SCHEMA = pa.schema(
 )
 """Arrow schema of a count table, for :func:`pathbench_flow.io.write_parquet` (sort by
 :data:`CONFIG_COLUMNS`). Counts are unsigned 64-bit so that pooled counts up to 2^64 - 1 fit."""
+
+MIN_FIT_ROWS = 2
+"""Measured training rows a candidate needs to fit at all (z-scoring needs two values)."""
 
 GRID_KEYS = (
     "feature_masks",
@@ -113,14 +122,44 @@ def validate_plan(plan: EvaluationPlan) -> EvaluationPlan:
     return EvaluationPlan(dataset, tuning, held_out.canonical(), candidates)
 
 
+def _decisions(
+    model: SpeakerModel | None,
+    dataset: OpenSetDataset,
+    rows: np.ndarray,
+    mask: int,
+    absolute: np.ndarray,
+    margin: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's best speaker code (-1 if unscored) and, per threshold pair, its acceptance.
+
+    A row missing a feature of ``mask`` cannot be scored by the candidate, and every row is
+    unscored when the candidate enrolled nobody (``model`` is None); such rows are declared
+    unknown, as a deployed system that cannot measure its input would declare it.
+    """
+    labels = np.full(len(rows), -1, dtype=np.int64)
+    accepted = np.zeros((len(rows), len(absolute)), dtype=bool)
+    scored = dataset.measured_rows(mask)[rows]
+    if model is not None and scored.any():
+        scores = model.best_two(dataset.features[np.ix_(rows[scored], mask_columns(mask))])
+        labels[scored] = scores.best_label
+        accepted[scored] = accepts(
+            scores.best[:, None], scores.runner_up[:, None], absolute, margin
+        )
+    return labels, accepted
+
+
 def _fold_metrics(
     dataset: OpenSetDataset, fold: OpenSetFold, candidates: Sequence[ModelConfig]
 ) -> list[AggregateMetrics]:
     """Counts for each of the (sorted, validated) ``candidates`` on one validated fold.
 
-    One model is fitted per ``fit_key`` on the fold's training rows; the known-test and
-    unknown-test rows are scored once each and the candidates' thresholds are swept over the
-    scores.
+    One model is fitted per ``fit_key`` on the fold's training rows measured on its mask (so
+    a speaker none of whose training rows is measured is not enrolled by that candidate); the
+    known-test and unknown-test rows are scored once each and the candidates' thresholds are
+    swept over the scores. Every test row counts for every candidate, scored or declared
+    unknown, so all candidates are compared on the same rows. With fewer than
+    :data:`MIN_FIT_ROWS` measured training rows the candidate enrols nobody: one row cannot
+    be z-scored, and calling that a constant feature would blame the grid for the voices.
     """
     train, known, unknown = (np.asarray(getattr(fold, name)) for name in FOLD_SETS)
     codes, features = dataset.speaker_codes, dataset.features
@@ -128,33 +167,31 @@ def _fold_metrics(
     for fit_key, group in itertools.groupby(candidates, key=attrgetter("fit_key")):
         configs = list(group)
         mask, components, relevance, variance_floor = fit_key
-        columns = list(mask_columns(mask))
+        absolute = np.array([config.absolute_threshold for config in configs])
+        margin = np.array([config.margin_threshold for config in configs])
+        enrolled = train[dataset.measured_rows(mask)[train]]
         try:
-            model = fit_speaker_model(
-                features[np.ix_(train, columns)],
-                codes[train],
-                components,
-                relevance,
-                variance_floor,
+            model = (
+                fit_speaker_model(
+                    features[np.ix_(enrolled, mask_columns(mask))],
+                    codes[enrolled],
+                    components,
+                    relevance,
+                    variance_floor,
+                )
+                if enrolled.size >= MIN_FIT_ROWS
+                else None
             )
-            known_scores = model.best_two(features[np.ix_(known, columns)])
-            unknown_scores = model.best_two(features[np.ix_(unknown, columns)])
+            known_labels, known_accepted = _decisions(model, dataset, known, mask, absolute, margin)
+            _, unknown_accepted = _decisions(model, dataset, unknown, mask, absolute, margin)
         except ModelError as error:
             settings = f"mask={mask:#08x} components={components} relevance={relevance} "
             raise EvalError(
                 EvalErrorKind.Model, f"{settings}variance_floor={variance_floor}: {error}"
             ) from error
-        absolute = np.array([config.absolute_threshold for config in configs])
-        margin = np.array([config.margin_threshold for config in configs])
-        is_true_speaker = (known_scores.best_label == codes[known])[:, None]
-        known_accepted = accepts(
-            known_scores.best[:, None], known_scores.runner_up[:, None], absolute, margin
-        )
-        correct = (known_accepted & is_true_speaker).sum(axis=0)
+        correct = (known_accepted & (known_labels == codes[known])[:, None]).sum(axis=0)
         accepted = known_accepted.sum(axis=0)
-        unknown_accepted = accepts(
-            unknown_scores.best[:, None], unknown_scores.runner_up[:, None], absolute, margin
-        ).sum(axis=0)
+        intruders = unknown_accepted.sum(axis=0)
         metrics.extend(
             AggregateMetrics(
                 known_total=len(known),
@@ -162,8 +199,8 @@ def _fold_metrics(
                 known_misidentified=int(accepted[i] - correct[i]),
                 known_rejected=len(known) - int(accepted[i]),
                 unknown_total=len(unknown),
-                unknown_rejected=len(unknown) - int(unknown_accepted[i]),
-                unknown_accepted=int(unknown_accepted[i]),
+                unknown_rejected=len(unknown) - int(intruders[i]),
+                unknown_accepted=int(intruders[i]),
             )
             for i in range(len(configs))
         )

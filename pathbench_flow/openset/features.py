@@ -2,8 +2,8 @@
 
 The names, units and computations are tabulated in ``docs/openset.md``.
 
-A feature that cannot be measured (no voiced frame, too short) is NaN; the open-set stage
-drops such rows and counts them per speaker instead of imputing values.
+A feature that cannot be measured (no voiced frame, too short) is NaN. It is never imputed:
+each candidate uses the rows its own features measure (:mod:`pathbench_flow.openset.coverage`).
 
 The pitch track and the CPPS value are the shared tracks of :mod:`pathbench_flow.tracks`
 (:data:`~pathbench_flow.tracks.OPENSET_FEATURE_TRACKS`), so the open-set stage reuses what the

@@ -4,12 +4,15 @@ A fold makes one speaker the pseudo-unknown speaker and splits the remaining spe
 training and known-test rows. Two things would make the reported rates optimistic, and both are
 ruled out here: a recording group (``group_id``) seen on both sides of a split, and an
 "unknown" speaker the models were trained on. Folds are built only by sorting and partitioning,
-never with random numbers, so the same feature table always yields the same fold files.
+never with random numbers, so the same feature table always yields the same fold files. When a
+dataset's shape allows no fold, :func:`build_nested_folds` says why, with the counts, instead of
+failing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,6 +21,10 @@ from pathbench_flow.openset.types import EvalError, EvalErrorKind, OpenSetDatase
 
 FOLD_SETS = ("train", "known_test", "unknown_test")
 FOLD_KEYS = ("pseudo_unknown_speaker", *FOLD_SETS)
+
+MIN_SPEAKERS = 3
+"""Speakers a nested open-set evaluation needs: one held out as the unknown speaker and, inside
+the training rows, one more held out for tuning beside one that stays enrolled."""
 
 
 def _rows_of(dataset: OpenSetDataset, fold: OpenSetFold) -> dict[str, np.ndarray]:
@@ -207,6 +214,105 @@ def build_folds(
     _check_known_folds(known_folds)
     universe = np.arange(dataset.n_rows, dtype=np.int64)
     return _evenly_spaced(_folds_within(dataset, universe, known_folds), max_outer_folds)
+
+
+@dataclass(frozen=True)
+class NestedFolds:
+    """The outer folds that can be evaluated, each with its tuning folds, and why others cannot.
+
+    ``reason`` says why there is no outer fold at all (empty when there is one); ``skipped``
+    holds ``(pseudo-unknown speaker, reason)`` for each outer fold left out because its
+    training rows allow no tuning fold. Reasons are data, not errors: a dataset whose shape
+    rules the evaluation out is a finding about the dataset, not a failed run.
+    """
+
+    outer: tuple[tuple[OpenSetFold, tuple[OpenSetFold, ...]], ...]
+    skipped: tuple[tuple[str, str], ...]
+    reason: str
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _untestable_reason(dataset: OpenSetDataset, rows: Sequence[int] | np.ndarray) -> str:
+    """Why no fold can be built within ``rows``, with the counts that show it.
+
+    A known speaker's test rows need a recording group of their own, apart from the groups of
+    its training rows, so a fold needs some speaker with rows in two or more groups besides
+    the one held out.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    codes, groups = dataset.speaker_codes[rows], dataset.group_codes[rows]
+    speakers = np.unique(codes)
+    counts = (
+        f"{_plural(speakers.size, 'speaker')}, {_plural(np.unique(groups).size, 'recording group')}"
+        f", {_plural(rows.size, 'utterance')}"
+    )
+    if speakers.size < 2:
+        return f"only one speaker is left ({counts}), so none can be held out beside another"
+    several = [dataset.speakers[s] for s in speakers if np.unique(groups[codes == s]).size > 1]
+    if not several:
+        return (
+            f"every speaker's utterances come from one recording group ({counts}), so no fold "
+            "can keep groups apart and hold a speaker out: a known speaker's test utterances "
+            "need a recording group apart from its training utterances"
+        )
+    return (
+        f"no speaker can be held out so that another keeps one recording group for testing "
+        f"and another for training ({counts}; only {len(several)} of them with utterances in "
+        f"two or more groups: {', '.join(several[:5])}{', ...' if len(several) > 5 else ''})"
+    )
+
+
+def build_nested_folds(
+    dataset: OpenSetDataset,
+    known_folds: int,
+    max_outer_folds: int | None = None,
+    max_tuning_folds: int | None = None,
+) -> NestedFolds:
+    """The outer folds of :func:`build_folds` with their tuning folds, or why there are none.
+
+    Caps apply as in :func:`build_folds` and :func:`build_tuning_folds`; an outer fold kept by
+    the cap whose training rows allow no tuning fold is skipped with its reason (it cannot
+    select a configuration), so fewer than ``max_outer_folds`` folds may remain.
+    """
+    _check_known_folds(known_folds)
+    if len(dataset.speakers) < MIN_SPEAKERS:
+        names = ", ".join(dataset.speakers)
+        return NestedFolds(
+            (),
+            (),
+            f"only {_plural(len(dataset.speakers), 'speaker')} ({names}) with a measured "
+            f"utterance, and open-set evaluation needs {MIN_SPEAKERS}: one held out as "
+            "the unknown speaker and, inside the training rows, one more held out for tuning "
+            "beside an enrolled one",
+        )
+    outer = build_folds(dataset, known_folds, max_outer_folds)
+    if not outer:
+        return NestedFolds((), (), _untestable_reason(dataset, np.arange(dataset.n_rows)))
+    kept, untuned = [], []
+    for fold in outer:
+        tuning = build_tuning_folds(dataset, fold, known_folds, max_tuning_folds)
+        if tuning:
+            kept.append((fold, tuning))
+        else:
+            untuned.append((fold.pseudo_unknown_speaker, _untestable_reason(dataset, fold.train)))
+    skipped = [
+        (speaker, f"its training rows allow no tuning fold: in them, {why}")
+        for speaker, why in untuned
+    ]
+    reason = ""
+    if not kept:
+        whys = list(dict.fromkeys(why for _, why in untuned))
+        more = f"; and {len(whys) - 3} other reasons" if len(whys) > 3 else ""
+        reason = (
+            f"none of the {_plural(len(outer), 'outer fold')} can select a configuration, "
+            "because no tuning fold can be built inside its training rows: in them, "
+            + "; or ".join(whys[:3])
+            + more
+        )
+    return NestedFolds(tuple(kept), tuple(skipped), reason)
 
 
 def build_tuning_folds(

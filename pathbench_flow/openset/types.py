@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pathbench_flow.openset.schema import FEATURE_NAMES, FULL_MASK, N_FEATURES
+from pathbench_flow.openset.schema import FEATURE_NAMES, FULL_MASK, N_FEATURES, mask_columns
 
 MAX_COUNT = 2**64 - 1
 """Counts are stored as unsigned 64-bit integers in count tables; pooling beyond this fails."""
@@ -179,6 +179,12 @@ class OpenSetDataset:
     Sorting by ``utt_id`` makes row indices (and so fold files) independent of the order in
     which a feature table happened to be written. Equality is identity because the feature
     matrix is a NumPy array.
+
+    A feature the signal did not support is NaN (unmeasured) and stays NaN: a row is not
+    dropped for it, because the rows that lose features (little voicing, very short words) are
+    the most impaired speakers'. Each candidate uses only the rows measured on its own mask
+    (:meth:`measured_rows`); see :func:`pathbench_flow.openset.evaluate.fit_and_count`.
+    Infinite values are refused: the feature extractor never writes one, so one means a bug.
     """
 
     utt_ids: tuple[str, ...]
@@ -189,6 +195,8 @@ class OpenSetDataset:
     """Distinct speakers in sorted order; ``speaker_codes`` index into it."""
     speaker_codes: np.ndarray = field(init=False)
     group_codes: np.ndarray = field(init=False)
+    measured: np.ndarray = field(init=False)
+    """``(n_rows, 24)`` booleans: whether each feature of each row was measured (not NaN)."""
 
     def __post_init__(self) -> None:
         n_rows = len(self.utt_ids)
@@ -203,9 +211,11 @@ class OpenSetDataset:
         features = np.array(self.features, dtype=np.float64)
         if features.shape != (n_rows, N_FEATURES):
             raise ValueError(f"features must have shape ({n_rows}, {N_FEATURES})")
-        if not np.isfinite(features).all():
-            raise ValueError("features must be finite")
+        if np.isinf(features).any():
+            raise ValueError("features must be finite or NaN (unmeasured), not infinite")
         features.flags.writeable = False
+        measured = ~np.isnan(features)
+        measured.flags.writeable = False
         speakers, speaker_codes = np.unique(np.array(self.speaker_ids), return_inverse=True)
         _, group_codes = np.unique(np.array(self.group_ids), return_inverse=True)
         speaker_codes.flags.writeable = False
@@ -214,19 +224,26 @@ class OpenSetDataset:
         object.__setattr__(self, "speakers", tuple(str(s) for s in speakers))
         object.__setattr__(self, "speaker_codes", speaker_codes)
         object.__setattr__(self, "group_codes", group_codes)
+        object.__setattr__(self, "measured", measured)
 
     @property
     def n_rows(self) -> int:
         """Number of active rows."""
         return len(self.utt_ids)
 
+    def measured_rows(self, mask: int) -> np.ndarray:
+        """Per row, whether every feature ``mask`` selects was measured: the rows a candidate
+        with this mask can fit on and score."""
+        return self.measured[:, list(mask_columns(mask))].all(axis=1)
+
     @classmethod
     def from_frame(cls, frame: pd.DataFrame) -> OpenSetDataset:
         """Build the active rows from a feature table in any row order.
 
-        Ids are compared as strings. Missing ids, duplicate ``utt_id`` values and non-finite
-        features raise ``ValueError`` naming the offending rows, because imputing or dropping
-        them here would change the evaluation without anyone noticing.
+        Ids are compared as strings. Missing ids, duplicate ``utt_id`` values and infinite
+        features raise ``ValueError`` naming the offending rows, because repairing or dropping
+        them here would change the evaluation without anyone noticing. NaN features are kept as
+        unmeasured.
         """
         required = [*ID_COLUMNS, *FEATURE_NAMES]
         missing = [name for name in required if name not in frame.columns]
@@ -241,10 +258,10 @@ class OpenSetDataset:
         if duplicated:
             raise ValueError(f"duplicate utt_id values: {duplicated[:5]}")
         features = frame[list(FEATURE_NAMES)].to_numpy(dtype=np.float64, na_value=np.nan)[order]
-        bad_rows = ~np.isfinite(features).all(axis=1)
+        bad_rows = np.isinf(features).any(axis=1)
         if bad_rows.any():
             bad = ids["utt_id"].to_numpy(dtype=object)[bad_rows].tolist()
-            raise ValueError(f"non-finite features in rows {bad[:5]}")
+            raise ValueError(f"infinite features in rows {bad[:5]}")
         return cls(
             utt_ids=tuple(ids["utt_id"].tolist()),
             speaker_ids=tuple(ids["speaker_id"].tolist()),

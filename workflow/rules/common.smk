@@ -7,6 +7,7 @@ from pathbench_flow.stages.openset import fold_counts
 from pathbench_flow.preflight import check_config
 from pathbench_flow.data.shard_plan import listed_audio, shard_audio
 from pathbench_flow.data.shard_plan import reference_shards as reference_shard_numbers
+from pathbench_flow.openset.config import openset_enabled
 from pathbench_flow.tracks import OPENSET_FEATURE_TRACKS, TRACKS
 
 KALDI_FILES = (
@@ -25,6 +26,8 @@ KALDI_FILES = (
 check_config(config, generated=is_generated)
 
 DATASETS = sorted(config["datasets"])
+# Open-set runs only when `openset.enabled` says so; a block without it warns (docs/openset.md).
+OPENSET_ENABLED = openset_enabled(config["openset"], logger.warning)
 EVALUATORS = list(config["evaluators"])
 EVALUATOR_INFO = {name: registry.info(name) for name in EVALUATORS}
 REFERENCE_EVALUATORS = [
@@ -334,7 +337,7 @@ def planned_tracks(dataset):
                 reference=True,
             )
         )
-    if config["openset"]["enabled"]:
+    if OPENSET_ENABLED:
         files.update(
             track_files(
                 dataset, OPENSET_FEATURE_TRACKS, [openset_variant()], shards(dataset)
@@ -410,7 +413,7 @@ def intermediate_targets(dataset):
     ]
     if reference_dir(dataset) is not None:
         targets.append(f"results/{dataset}/reference/manifest.parquet")
-    if config["openset"]["enabled"]:
+    if OPENSET_ENABLED:
         targets += [
             f"results/{dataset}/openset/features/{shard}.parquet"
             for shard in shards(dataset)
@@ -431,6 +434,6 @@ def all_targets():
             f"results/{dataset}/plots/aligned_r.png",
             f"results/{dataset}/speaker_csv",
         ]
-        if config["openset"]["enabled"]:
+        if OPENSET_ENABLED:
             targets.append(f"results/{dataset}/openset/summary.json")
     return targets

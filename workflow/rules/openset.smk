@@ -104,6 +104,20 @@ rule openset_summary:
         heldout=openset_heldout_files,
     output:
         summary="results/{dataset}/openset/summary.json",
+        status=report(
+            "results/{dataset}/openset/status.csv",
+            caption="../report/openset_status.rst",
+            category="Open-set speaker evaluation",
+            subcategory="{dataset}",
+            labels={"dataset": "{dataset}", "table": "status"},
+        ),
+        speakers=report(
+            "results/{dataset}/openset/speakers.csv",
+            caption="../report/openset_speakers.rst",
+            category="Open-set speaker evaluation",
+            subcategory="{dataset}",
+            labels={"dataset": "{dataset}", "table": "speakers"},
+        ),
         table=report(
             "results/{dataset}/openset/per_fold.csv",
             caption="../report/openset_table.rst",
