@@ -17,7 +17,7 @@ import numpy as np
 import parselmouth
 
 from pathbench_flow import tracks
-from pathbench_flow.status import UNVOICED, NoScore
+from pathbench_flow.status import TOO_SHORT, UNVOICED, NoScore
 
 
 def pitch_track(audio: np.ndarray, fs: int) -> tuple[np.ndarray, np.ndarray]:
@@ -81,9 +81,15 @@ def std_pitch(
     Semitones make the spread independent of the speaker's register, so a monotonous female
     voice and a monotonous male voice score alike. ``semitones_per_decade`` =
     :data:`PATHBENCH_SEMITONES_PER_DECADE` gives PathBench's value. Fewer than two voiced
-    frames have no spread: :class:`NoScore` (``unvoiced``).
+    frames have no spread: :class:`NoScore` (``unvoiced``). A clip shorter than Praat's
+    analysis window (40 ms at the 75 Hz floor) has no pitch analysis at all: ``too_short``,
+    which PathBench also leaves without a value (its ``to_pitch`` raises), whereas it scores
+    an analysed but unvoiced clip 0.0.
     """
-    f0 = voiced_f0(audio, fs)
+    times, f0 = pitch_track(audio, fs)
+    if times.size == 0:
+        raise NoScore(TOO_SHORT, f"{len(audio) / fs * 1000:.1f} ms is shorter than Praat's window")
+    f0 = f0[f0 > 0]
     if f0.size < 2:
         raise NoScore(UNVOICED, f"{f0.size} voiced frame(s); a pitch spread needs at least two")
     return float(np.std(semitones_per_decade * np.log10(f0)))

@@ -170,7 +170,8 @@ def plot_results_heatmap(results_table: pd.DataFrame, path: str | Path) -> None:
     columns = [*dataset_columns_of(results_table), AVERAGE_COLUMN]
     cells = results_table[columns].to_numpy(dtype="float64")
     colour_map: Colormap = matplotlib.colormaps["RdBu"].with_extremes(bad="lightgrey")
-    size = (2.0 + 0.8 * len(columns), 1.5 + 0.4 * len(results_table))
+    # At least 5.5 inches wide: a one-dataset table is two columns, too narrow for the title.
+    size = (max(5.5, 2.0 + 0.8 * len(columns)), 1.5 + 0.4 * len(results_table))
     with _figure(path, size) as (figure, axes):
         image = axes.imshow(
             np.ma.masked_invalid(cells), cmap=colour_map, vmin=-1.0, vmax=1.0, aspect="auto"
@@ -179,7 +180,7 @@ def plot_results_heatmap(results_table: pd.DataFrame, path: str | Path) -> None:
             axes.text(j, i, _format_r(value), ha="center", va="center", fontsize=8)
         axes.set_xticks(np.arange(len(columns)), columns, rotation=45, ha="right")
         axes.set_yticks(np.arange(len(results_table)), results_table["row"].tolist())
-        axes.set_title("Pearson r, signs aligned as in PathBench")
+        axes.set_title("Pearson r\n(signs aligned as in PathBench)", fontsize=10)
         figure.colorbar(image, ax=axes)
 
 
