@@ -9,6 +9,7 @@ results_table(
     dict(zip(snakemake.params.datasets, snakemake.input, strict=True)),
     snakemake.params.dataset_settings,
     Path(snakemake.output.csv).parent,
+    snakemake.output.pathbench,
     snakemake.output.heatmap,
     snakemake.output.comparisons_csv,
     snakemake.output.comparisons_json,

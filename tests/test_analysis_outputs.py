@@ -43,7 +43,8 @@ def test_table_and_comparisons_from_correlation_files(tmp_path: Path) -> None:
         paths[name] = tmp_path / f"{name}_corr.parquet"
         correlate(speakers, paths[name], tmp_path / f"{name}.csv", allowlist=(), n_boot=50, seed=1)
         settings[name] = {"path": str(KALDI / "uaspeech/pathological/word" / condition)}
-    outputs = [tmp_path / n for n in ("heat.png", "comparisons.csv", "comparisons.json")]
+    names = ("pathbench.csv", "heat.png", "comparisons.csv", "comparisons.json")
+    outputs = [tmp_path / n for n in names]
     table = results_table(paths, settings, tmp_path, *outputs)
 
     assert list(table.columns[5:]) == ["UASpeech Word MC", "UASpeech Word EX", "Avg", "n_datasets"]
@@ -51,7 +52,14 @@ def test_table_and_comparisons_from_correlation_files(tmp_path: Path) -> None:
     assert (table.set_index("metric").loc[["cpp_fa", "per"], "UASpeech Word MC"] > 0.5).all()
     header = (tmp_path / "results_table.csv").read_text().splitlines()[0]
     assert header.endswith("UASpeech Word MC,UASpeech Word EX,Avg,n_datasets")
-    comparisons = json.loads(outputs[2].read_text())
+    pathbench = pd.read_csv(outputs[0], dtype=str, keep_default_na=False).set_index("Metric")
+    assert list(pathbench.columns[1:3]) == ["UASpeech Word MC", "UASpeech Word EX"]
+    assert len(pathbench.columns) == 23  # Category, PathBench's 21 columns, Avg
+    cpp = table.set_index("metric").loc["cpp_fa"]
+    assert pathbench.at["CPP", "UASpeech Word EX"] == f"{cpp['UASpeech Word EX']:.2f}"
+    assert pathbench.at["CPP", "Avg"] == f"{cpp['Avg']:.2f}"
+    assert pathbench.at["ArtP", "Avg"] == pathbench.at["CPP", "TORGO Word MC"] == ""
+    comparisons = json.loads(outputs[3].read_text())
     balance = [c for c in comparisons["comparisons"] if c["comparison"] == "balance"]
     assert balance[0]["group"] == "all" and balance[0]["n_pairs"] == 2  # cpp_fa and per
     task = [c for c in comparisons["comparisons"] if c["comparison"] == "task"]

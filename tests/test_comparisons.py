@@ -14,8 +14,8 @@ from test_results_table import correlations
 from pathbench_flow.reporting.results_table import DatasetColumn, aligned_r
 from pathbench_flow.stats.comparisons import wilcoxon_comparisons, write_comparisons
 
-# Aligned values are the raw r here: every metric below is positive somewhere (vote: kept),
-# except per, whose rule is |r|.
+# Aligned values are the raw r here, except per's: PathBench expects r > 0 for cpp_fa and vsa
+# (and cpps_fa, open, is positive in most columns: kept) and r < 0 for per, whose cells are -r.
 DATA = {
     "ua_mc": (
         {"cpp_fa": 0.10, "vsa": 0.30, "per": -0.80, "cpps_fa": 0.9},
@@ -25,10 +25,10 @@ DATA = {
         {"cpp_fa": 0.15, "vsa": 0.20, "per": -0.85, "cpps_fa": 0.1},
         ("UASpeech", "Word", "EX"),
     ),
-    "to_w_mc": ({"cpp_fa": 0.40, "vsa": 0.61, "per": 0.48}, ("TORGO", "Word", "MC")),
-    "to_w_ex": ({"cpp_fa": 0.47, "vsa": 0.47, "per": 0.47}, ("TORGO", "Word", "EX")),
-    "to_s_mc": ({"cpp_fa": 0.53, "vsa": -0.53, "per": 0.93}, ("TORGO", "Sentence", "MC")),
-    "to_s_ex": ({"cpp_fa": 0.54, "vsa": -0.58, "per": 0.91}, ("TORGO", "Sentence", "EX")),
+    "to_w_mc": ({"cpp_fa": 0.40, "vsa": 0.61, "per": -0.48}, ("TORGO", "Word", "MC")),
+    "to_w_ex": ({"cpp_fa": 0.47, "vsa": 0.47, "per": -0.47}, ("TORGO", "Word", "EX")),
+    "to_s_mc": ({"cpp_fa": 0.53, "vsa": -0.53, "per": -0.93}, ("TORGO", "Sentence", "MC")),
+    "to_s_ex": ({"cpp_fa": 0.54, "vsa": -0.58, "per": -0.91}, ("TORGO", "Sentence", "EX")),
     "demo": ({"cpp_fa": 0.9, "vsa": 0.9, "per": 0.9}, ("", "", "")),
 }
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from pathbench_flow import registry
 from pathbench_flow.io import read_parquet
 from pathbench_flow.metric import FA, MetricKey
 from pathbench_flow.stats.correlation import (
@@ -20,7 +21,9 @@ from pathbench_flow.stats.correlation import (
     correlate_predictions,
     read_predictions_csv,
     read_spk2score,
+    read_utt2score,
     speaker_sets,
+    utterance_correlations,
     write_correlations,
 )
 
@@ -256,6 +259,19 @@ def test_correlate_metrics_aligns_by_direction_and_keeps_metadata() -> None:
     assert row["aligned_r"] == -row["pearson_r"]
 
 
+def test_every_category_an_evaluator_declares_is_correlated() -> None:
+    """The categories come from one list: the model measures' category, once missing here,
+    stopped every run with artp_old, artp_double_asr or double_asr at this stage."""
+    declared = sorted({registry.info(name).category for name in registry.names()})
+    assert "reference-free model" in declared
+    meta = pd.DataFrame({"metric": declared, "direction": 1, "category": declared})
+    speakers = long_table({name: NOISY.to_dict() for name in declared})
+    table = correlate_metrics(speakers, TRUTH, meta, n_boot=50).set_index("metric")
+    assert table["category"].to_dict() == {name: name for name in declared}
+    with pytest.raises(ValueError, match=r"unknown metric categories \['vibes'\]; known: "):
+        correlate_metrics(speakers, TRUTH, meta.assign(category="vibes"), n_boot=50)
+
+
 def test_metadata_of_metrics_not_run_is_ignored() -> None:
     meta = pd.concat(
         [
@@ -369,3 +385,83 @@ def test_constant_or_nearly_empty_metrics_do_not_shrink_the_common_set() -> None
     assert sets.common == SPEAKERS and sets.constraining == ["cpp"]
     assert "same value" in sets.not_constraining["p_estoi_fa"]
     assert "2 rated speaker(s)" in sets.not_constraining["nad"]
+
+
+def test_read_utt2score_checks_lines_as_spk2score_and_lists_every_bad_one(tmp_path: Path) -> None:
+    path = tmp_path / "utt2score"
+    path.write_bytes(b"\xef\xbb\xbfu1 3.4\nu2 N/A\nu3 2.9\n")
+    scores = read_utt2score(path)  # a byte-order mark is a warning, not an error
+    assert scores.index.name == "utt_id" and list(scores.index) == ["u1", "u2", "u3"]
+    assert scores["u1"] == 3.4 and math.isnan(scores["u2"])
+    path.write_text("u1 3.4\nu2 good\nu3\nu1 2\n")
+    with pytest.raises(ValueError) as raised:
+        read_utt2score(path)
+    lines = str(raised.value).splitlines()
+    assert len(lines) == 3
+    assert "utt2score:2: score 'good' of utterance 'u2'" in str(raised.value)
+    assert any("utt2score:3:" in line and "fields" in line for line in lines)
+    assert any("utt2score:4:" in line and "duplicate" in line for line in lines)
+
+
+def test_read_utt2score_reads_the_published_neurovoz_files() -> None:
+    files = sorted((FIXTURES / "kaldi-metadata").rglob("utt2score"))
+    assert files, f"fixtures missing under {FIXTURES}"
+    for path in files:
+        assert read_utt2score(path).notna().all(), path
+
+
+UTTERANCES = [f"{s}_{k}" for s in ("A", "B", "C") for k in range(3)]
+
+
+def utterance_scores(values: dict[str, list[float]]) -> pd.DataFrame:
+    """Utterance scores (``scores/<evaluator>/<shard>.parquet`` rows) of ``UTTERANCES``."""
+    return pd.DataFrame(
+        [
+            (utt, utt[0], metric, metric, value)
+            for metric, column in values.items()
+            for utt, value in zip(UTTERANCES, column, strict=True)
+        ],
+        columns=["utt_id", "speaker_id", "metric", "evaluator", "score"],
+    )
+
+
+def test_utterance_correlations_are_pathbench_r_on_one_utterance_set() -> None:
+    """One set for every metric: rated utterances (A_0 is N/A) with a value for every
+    constraining metric (cpp has none for B_1); r is np.corrcoef's, not sign-aligned."""
+    truth = pd.Series([np.nan, 2.0, 3.5, 1.0, 4.0, 2.5, 5.0, 3.0, 4.5], index=UTTERANCES)
+    cpp = [9.0, 2.2, 3.1, 1.5, np.nan, 2.0, 4.9, 3.3, 4.0]
+    per = [0.1, 0.8, 0.5, 0.9, 0.2, 0.7, 0.1, 0.6, 0.3]
+    few = [np.nan] * 7 + [1.0, 2.0]  # two values: too few to correlate, so it removes nobody
+    scores = utterance_scores({"cpp": cpp, "per": per, "few": few})
+    meta = pd.DataFrame(
+        {"metric": ["cpp", "per", "few"], "direction": [1, -1, 1], "category": "reference-text"}
+    )
+    table = utterance_correlations(scores, truth, meta).set_index("metric")
+    used = [u for u in UTTERANCES if u not in ("A_0", "B_1")]
+    values = scores.pivot(index="utt_id", columns="metric", values="score").loc[used]
+    for metric, direction in (("cpp", 1), ("per", -1)):
+        row = table.loc[metric]
+        r = np.corrcoef(values[metric], truth[used])[0, 1]
+        assert row["pearson_r"] == r and row["aligned_r"] == direction * r
+        rho = stats.spearmanr(values[metric], truth[used]).statistic
+        assert row["spearman_rho"] == pytest.approx(rho)
+        assert (row["n"], row["n_speakers"], row["reason"]) == (7, 3, "")
+    assert table.at["per", "excluded_by"] == "cpp: 1" and table.at["per", "n_excluded"] == 1
+    assert table.at["cpp", "n_no_value"] == 1 and table.at["cpp", "n_excluded"] == 0
+    assert table.at["few", "reason"] == "2 utterance(s) to correlate, at least 3 are needed"
+    assert math.isnan(table.at["few", "pearson_r"])
+    assert list(table.columns) == [
+        "category",
+        "direction",
+        "n",
+        "n_speakers",
+        "n_no_value",
+        "n_excluded",
+        "pearson_r",
+        "spearman_rho",
+        "aligned_r",
+        "reason",
+        "excluded_by",
+    ]
+    with pytest.raises(ValueError, match=r"infinite predictions for utterances \(cpp\): B_2"):
+        utterance_correlations(utterance_scores({"cpp": cpp[:5] + [np.inf] + cpp[6:]}), truth, meta)

@@ -9,21 +9,32 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pathbench_flow import categories, registry
 from pathbench_flow.io import read_parquet
+from pathbench_flow.metric import FA, RAW, MetricKey
 from pathbench_flow.reporting.results_table import (
+    EXPECTED_SIGNS,
+    PATHBENCH_COLUMNS,
+    PATHBENCH_ROWS,
     DatasetColumn,
+    aligned_r,
     build_results_table,
     dataset_column,
     export_speaker_csvs,
     order_columns,
+    results_columns,
+    write_pathbench_table,
     write_results_table,
 )
 from pathbench_flow.stats.correlation import read_predictions_csv
+
+_VARIANTS = [(v, r) for v in (RAW, FA) for r in ("", "control", "all")]
 
 KALDI = Path(__file__).resolve().parents[1] / "../shared/fixtures/kaldi-metadata"
 CATEGORY = {
     "cpp_fa": "reference-free signal",
     "cpp": "reference-free signal",
+    "praat_speech_rate_fa": "reference-free signal",
     "cpps_fa": "reference-free signal",
     "wada_snr": "reference-free signal",
     "std_pitch_fa": "reference-free signal",
@@ -102,38 +113,58 @@ def test_rows_follow_pathbench_and_extras_come_after_their_category() -> None:
 
 
 def test_pathbench_sign_rules() -> None:
+    """PathBench e26aa32's align_signs: r times the sign it expects, so a metric behaving
+    against the expectation shows a negative cell."""
     rows = example_table().set_index("metric")
-    # per and nad: |r|, whatever the sign in each column.
+    # per and nad are expected to fall as intelligibility rises: cells are -r.
     assert rows.at["per", "UASpeech Word MC"] == 0.81
-    assert rows.at["per", "TORGO Sentence EX"] == 0.6
+    assert rows.at["per", "TORGO Sentence EX"] == -0.6
     assert rows.at["per", "COPAS Word MC"] == 0.7
     assert rows.at["nad_fa_all", "UASpeech Word MC"] == 0.71
-    # Negative in every column that has a value: flipped everywhere.
-    assert rows.at["vsa", "COPAS Word MC"] == 0.31
-    assert rows.at["std_pitch_fa", "TORGO Sentence EX"] == 0.2
-    assert rows.loc[["per", "nad_fa_all", "vsa", "cpp_fa"], "sign_rule"].tolist() == [
-        "abs",
-        "abs",
+    # vsa and std_pitch are expected to rise: a negative r stays negative.
+    assert rows.at["vsa", "COPAS Word MC"] == -0.31
+    assert rows.at["std_pitch_fa", "TORGO Sentence EX"] == -0.2
+    # spk2age has no expected sign: negative in its one column, so flipped.
+    assert rows.loc[["per", "nad_fa_all", "vsa", "cpp_fa", "spk2age"], "sign_rule"].tolist() == [
+        "expected -1",
+        "expected -1",
+        "expected +1",
+        "expected +1",
         "vote: flipped",
-        "vote: kept",
     ]
     assert math.isnan(rows.at["vsa", "UASpeech Word MC"])
 
 
-def test_vote_keeps_raw_signs_when_one_column_is_positive_and_double_asr_is_negated() -> None:
+def test_vote_is_a_majority_and_known_signs_apply_in_every_column() -> None:
     table = build_results_table(
         {
-            "a": correlations({"cpp_fa": -0.5, "double_asr": -0.9}),
-            "b": correlations({"cpp_fa": 0.1, "double_asr": 0.2}),
-            "c": correlations({"cpp_fa": -0.001, "double_asr": np.nan}),
+            "a": correlations(
+                {"praat_speech_rate_fa": -0.5, "wada_snr": -0.5, "cpp_fa": 0.3, "double_asr": -0.9}
+            ),
+            "b": correlations(
+                {"praat_speech_rate_fa": 0.1, "wada_snr": 0.2, "cpp_fa": 0.2, "double_asr": 0.2}
+            ),
+            "c": correlations(
+                {
+                    "praat_speech_rate_fa": -0.001,
+                    "wada_snr": np.nan,
+                    "cpp_fa": -0.001,
+                    "double_asr": np.nan,
+                }
+            ),
         }
     ).set_index("metric")
-    assert table.loc["cpp_fa", ["a", "b", "c"]].tolist() == [-0.5, 0.1, 0.0]
+    # Two negative columns against one positive: flipped in all three.
+    assert table.loc["praat_speech_rate_fa", ["a", "b", "c"]].tolist() == [0.5, -0.1, 0.0]
+    assert table.at["praat_speech_rate_fa", "sign_rule"] == "vote: flipped"
+    # A tie keeps the signs.
+    assert table.loc["wada_snr", ["a", "b"]].tolist() == [-0.5, 0.2]
+    assert table.at["wada_snr", "sign_rule"] == "vote: kept"
+    assert table.loc["cpp_fa", ["a", "b", "c"]].tolist() == [0.3, 0.2, 0.0]
     assert math.copysign(1.0, table.at["cpp_fa", "c"]) == 1.0  # written "0.00", not "-0.00"
-    assert table.at["cpp_fa", "sign_rule"] == "vote: kept"
     assert table.loc["double_asr", ["a", "b"]].tolist() == [0.9, -0.2]
     assert table.at["double_asr", "n_datasets"] == 2
-    assert table.at["double_asr", "sign_rule"] == "negate"
+    assert table.at["double_asr", "sign_rule"] == "expected -1"
 
 
 def test_average_is_pathbench_mean_of_rounded_cells_with_its_count() -> None:
@@ -141,8 +172,8 @@ def test_average_is_pathbench_mean_of_rounded_cells_with_its_count() -> None:
     # 0.444, 0.444, 0.454 -> cells 0.44, 0.44, 0.45 -> mean 0.4433 -> 0.44 (PathBench);
     # the mean of the unrounded values would give 0.45.
     assert rows.at["cpp_fa", "Avg"] == 0.44
-    assert rows.at["per", "Avg"] == round((0.81 + 0.6 + 0.7) / 3, 2)
-    assert rows.at["vsa", "Avg"] == 0.31  # NaN on UASpeech is skipped, not counted as 0
+    assert rows.at["per", "Avg"] == round((0.81 - 0.6 + 0.7) / 3, 2)
+    assert rows.at["vsa", "Avg"] == -0.31  # NaN on UASpeech is skipped, not counted as 0
     assert rows["n_datasets"].to_dict() == {
         "cpp_fa": 3,
         "std_pitch_fa": 1,
@@ -225,12 +256,12 @@ def test_written_files_are_exact_and_stable(tmp_path: Path) -> None:
     assert csv_path.read_text().splitlines() == [
         "metric,row,category,in_pathbench_table,sign_rule,"
         "UASpeech Word MC,COPAS Word MC,TORGO Sentence EX,Avg,n_datasets",
-        "cpp_fa,CPP,Reference-Free (Signal),True,vote: kept,0.44,0.45,0.44,0.44,3",
-        "std_pitch_fa,Std Pitch,Reference-Free (Signal),True,vote: flipped,,,0.20,0.20,1",
+        "cpp_fa,CPP,Reference-Free (Signal),True,expected +1,0.44,0.45,0.44,0.44,3",
+        "std_pitch_fa,Std Pitch,Reference-Free (Signal),True,expected +1,,,-0.20,-0.20,1",
         "wada_snr,WADA SNR,Reference-Free (Signal),False,vote: kept,,0.10,,0.10,1",
-        "vsa,VSA,Reference-Free (Speaker),True,vote: flipped,,0.31,,0.31,1",
-        "per,PER (SEM),Reference-Text,True,abs,0.81,0.70,0.60,0.70,3",
-        "nad_fa_all,NAD,Reference-Audio (Parallel),True,abs,0.71,,,0.71,1",
+        "vsa,VSA,Reference-Free (Speaker),True,expected +1,,-0.31,,-0.31,1",
+        "per,PER (SEM),Reference-Text,True,expected -1,0.81,0.70,-0.60,0.30,3",
+        "nad_fa_all,NAD,Reference-Audio (Parallel),True,expected -1,0.71,,,0.71,1",
         "spk2age,spk2age,Lookup,False,vote: flipped,,,0.00,0.00,1",  # 0.001 -> 0.00, not -0.00
     ]
     pd.testing.assert_frame_equal(read_parquet(parquet_path), table, check_dtype=False)
@@ -270,3 +301,183 @@ def test_speaker_csvs_refuse_metric_names_that_are_not_file_names(tmp_path: Path
     speakers = pd.DataFrame({"speaker_id": ["F01"], "metric": ["../cpp"], "value": [1.0]})
     with pytest.raises(ValueError, match=r"\.\./cpp"):
         export_speaker_csvs(speakers, tmp_path)
+
+
+# PathBench's results_table.csv: Metric, Category of the rows of its model measures.
+PATHBENCH_MODEL_ROWS = {
+    "double_asr": ("Double ASR", "Reference-Free (Model)"),
+    "artp_double_asr": ("DArtP", "Reference-Free (Model)"),
+    "artp_old": ("Confidence", "Reference-Free (Model)"),
+    "per": ("PER (SEM)", "Reference-Text"),
+    "dper": ("PER (Phone)", "Reference-Text"),
+    "artp": ("ArtP", "Reference-Text"),
+    "nad_fa_all": ("NAD", "Reference-Audio (Parallel)"),
+}
+
+
+def test_each_pathbench_row_is_in_the_category_its_evaluator_declares() -> None:
+    """PathBench's row categories and the registry's agree through the one category list, so
+    a model measure is placed the same way whether it is a PathBench row or an extra row."""
+    evaluators = {MetricKey(e, v, r).name: e for e in registry.names() for v, r in _VARIANTS}
+    for metric, row, category in PATHBENCH_ROWS:
+        declared = categories.category(registry.info(evaluators[metric]).category)
+        assert declared.table_name == category, (metric, row)
+    assert {m: (r, c) for m, r, c in PATHBENCH_ROWS if m in PATHBENCH_MODEL_ROWS} == (
+        PATHBENCH_MODEL_ROWS
+    )
+    assert [c.table_name for c in categories.CATEGORIES] == [
+        "Reference-Free (Signal)",
+        "Reference-Free (Speaker)",
+        "Reference-Free (Model)",
+        "Reference-Text",
+        "Reference-Audio (Parallel)",
+        "Lookup",
+    ]
+
+
+def test_a_model_measure_outside_pathbench_rows_follows_them_in_its_category() -> None:
+    kinds = {
+        "per": "reference-text",
+        "my_model": "reference-free model",
+        "artp_old": "reference-free model",
+    }
+    frame = pd.DataFrame(
+        {"metric": list(kinds), "category": list(kinds.values()), "pearson_r": 0.5}
+    )
+    table = build_results_table({"A": frame})
+    assert table[["metric", "row", "category"]].values.tolist() == [
+        ["artp_old", "Confidence", "Reference-Free (Model)"],
+        ["my_model", "my_model", "Reference-Free (Model)"],
+        ["per", "PER (SEM)", "Reference-Text"],
+    ]
+
+
+PATHBENCH_CSV = Path(__file__).parent / "data" / "pathbench_results_table.csv"
+"""PathBench's published ``results_table.csv`` (checkout e26aa32; MIT licence, B. M. Halpern)."""
+PATHBENCH_HEADER = (
+    "Metric,Category,UASpeech Word MC,UASpeech Word EX,NeuroVoz Sentence MC,"
+    "NeuroVoz Sentence EX,EasyCall Word MC,EasyCall Word EX,EasyCall Sentence MC,"
+    "EasyCall Sentence EX,COPAS Word MC,COPAS Word EX,COPAS Word Full,COPAS Sentence MC,"
+    "COPAS Sentence EX,COPAS Sentence Full,TORGO Word MC,TORGO Word EX,TORGO Sentence MC,"
+    "TORGO Sentence EX,MDSC Command MC,MDSC Command EX,YT Sentence Full,Avg\n"
+)
+PATHBENCH_DIRS = {
+    "UASpeech": "uaspeech",
+    "NeuroVoz": "neurovoz",
+    "EasyCall": "easycall",
+    "COPAS": "copas",
+    "TORGO": "torgo",
+    "MDSC": "mdsc",
+}
+FOLDERS = {"Word": "word", "Sentence": "utterances", "Command": "command"} | {
+    "MC": "balanced",
+    "EX": "unbalanced",
+    "Full": "all",
+}
+
+
+def pathbench_path(corpus: str, task: str, condition: str) -> str:
+    """The directory PathBench keeps a column's dataset in (``datasets/...``)."""
+    if corpus == "YT":
+        return "/data/pathbench/datasets/youtube"
+    return (
+        f"/data/pathbench/datasets/{PATHBENCH_DIRS[corpus]}/pathological/{FOLDERS[task]}/"
+        + FOLDERS[condition]
+    )
+
+
+def test_every_pathbench_column_is_read_from_its_directory_in_pathbench_order() -> None:
+    """PathBench's 21 columns, MDSC Command before YT, from the folders of its datasets/."""
+    settings = {
+        f"d{i}": {"path": pathbench_path(*triple)}
+        for i, triple in enumerate(reversed(PATHBENCH_COLUMNS))
+    }
+    labels = [c.label for c in results_columns(settings)]
+    assert ",".join(["Metric", "Category", *labels, "Avg"]) + "\n" == PATHBENCH_HEADER
+
+
+def test_explicit_keys_place_a_dataset_and_others_follow_in_config_order() -> None:
+    columns = results_columns(
+        {
+            "zeta": {"path": "/d/zeta"},
+            "cmds": {"path": "/d/x", "corpus": "mdsc", "task": "command", "condition": "EX"},
+            "yt": {"path": "/d/videos", "corpus": "YouTube"},
+            "alpha": {"path": "/d/alpha"},
+            "renamed": {"path": "/d/torgo/pathological/word/balanced", "condition": "all"},
+            "ua": {"path": "/d/uaspeech/pathological/word/unbalanced"},
+        }
+    )
+    assert [c.label for c in columns] == [
+        "UASpeech Word EX",
+        "MDSC Command EX",
+        "YT Sentence Full",
+        "zeta",
+        "alpha",
+        "TORGO Word Full",  # a key overrides its part of the path; not PathBench's column
+    ]
+    with pytest.raises(ValueError, match=r"datasets\.mine\.task is set but .* no corpus"):
+        dataset_column("mine", {"path": "/d/mine", "task": "command"})
+
+
+def pathbench_correlations() -> tuple[dict[str, pd.DataFrame], list[DatasetColumn]]:
+    """Raw r per PathBench column that PathBench's sign alignment turns into its published
+    cells: the cell times the expected sign (the speech rate, open, is positive in most
+    columns, so the vote keeps it)."""
+    published = pd.read_csv(PATHBENCH_CSV, dtype=str, keep_default_na=False)
+    key = {table_name: c.key for c in categories.CATEGORIES for table_name in [c.table_name]}
+    metric_of = {row: metric for metric, row, _ in PATHBENCH_ROWS}
+    correlations, columns = {}, []
+    for i, triple in enumerate(PATHBENCH_COLUMNS):
+        cells = published[" ".join(triple)]
+        metrics = published["Metric"].map(metric_of)
+        sign = metrics.map(lambda m: EXPECTED_SIGNS.get(m, 1))
+        r = cells.map(lambda text: float(text) if text else np.nan) * sign
+        correlations[f"d{i}"] = pd.DataFrame(
+            {"metric": metrics, "category": published["Category"].map(key), "pearson_r": r}
+        )
+        columns.append(dataset_column(f"d{i}", {"path": pathbench_path(*triple)}))
+    return correlations, columns
+
+
+def test_pathbench_table_reproduces_pathbench_published_file(tmp_path: Path) -> None:
+    """From the correlations behind PathBench's table, the file is PathBench's, byte for byte
+    (cells, the empty YT cells of P-ESTOI and NAD, Avg)."""
+    correlations, columns = pathbench_correlations()
+    path = write_pathbench_table(aligned_r(correlations, columns), tmp_path / "t.csv")
+    assert path.read_bytes() == PATHBENCH_CSV.read_bytes()
+
+
+def test_pathbench_table_of_a_partial_run_keeps_pathbench_header_rows_and_columns(
+    tmp_path: Path,
+) -> None:
+    """Two of the 21 columns, four of the 12 rows and a dataset outside PathBench's columns:
+    the header is PathBench's byte for byte, every row and column is there, cells are empty
+    where the run has nothing, and Avg is over PathBench's columns only (not the demo)."""
+    aligned = aligned_r(
+        {
+            "demo": correlations({"cpp_fa": 0.9, "per": -0.9, "wada_snr": 0.5}),
+            "mdsc": correlations({"cpp_fa": 0.214, "per": -0.5, "spk2age": 0.3}),
+            "yt": correlations({"cpp_fa": -0.505, "per": -0.7, "vsa": np.nan}),
+        },
+        [
+            DatasetColumn("demo"),
+            DatasetColumn("mdsc", "MDSC", "Command", "MC"),
+            DatasetColumn("yt", "YT", "Sentence", "Full"),
+        ],
+    )
+    text = write_pathbench_table(aligned, tmp_path / "p.csv").read_text()
+    lines = text.splitlines(keepends=True)
+    assert lines[0] == PATHBENCH_HEADER
+    published = PATHBENCH_CSV.read_text().splitlines()
+    assert [line.split(",")[:2] for line in lines[1:]] == [
+        line.split(",")[:2] for line in published[1:]
+    ]
+    empty = "," * 18
+    rows = {line.split(",")[0]: line.rstrip("\n") for line in lines[1:]}
+    # Avg: (0.21 - 0.50) / 2 is -0.14500000000000002 in floats, so -0.15 (PathBench's too).
+    assert rows["CPP"] == f"CPP,Reference-Free (Signal),{empty}0.21,,-0.50,-0.15"
+    assert rows["PER (SEM)"] == f"PER (SEM),Reference-Text,{empty}0.50,,0.70,0.60"
+    assert rows["VSA"] == f"VSA,Reference-Free (Speaker),{empty},,,"
+    assert rows["NAD"] == f"NAD,Reference-Audio (Parallel),{empty},,,"
+    assert len(rows) == 12 and "WADA SNR" not in rows and "spk2age" not in rows
+    assert all(line.count(",") == 23 for line in lines)

@@ -1,6 +1,6 @@
 """The ``export_speaker_csv`` rule's function: the speakers table in, PathBench's
 external-predictor CSVs out, which ``pathbench-flow correlate`` must read back to the same result
-the workflow's own ``correlate`` rule reports."""
+the workflow's own ``correlate`` rule reports; and the ``correlate_utterances`` rule's."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from pathbench_flow.io import read_parquet, write_parquet
-from pathbench_flow.schemas import SPEAKERS_SCHEMA
-from pathbench_flow.stages.analysis import correlate, export_speaker_csv
+from pathbench_flow.schemas import REFERENCE_SCORE_SCHEMA, SCORE_SCHEMA, SPEAKERS_SCHEMA
+from pathbench_flow.stages.analysis import correlate, correlate_utterances, export_speaker_csv
 from pathbench_flow.stats.correlation import correlate_predictions, read_predictions_csv
 
 SPEAKERS = ["a,b", 'q"x', "S03", "S01", "S02", "C01", "C02"]
@@ -86,3 +86,69 @@ def test_rerun_writes_the_same_bytes_and_refuses_unsafe_metric_names(speakers_pa
     with pytest.raises(ValueError, match="unusable as file names"):
         export_speaker_csv(bad, tmp_path / "three")
     assert not (tmp_path / "vsa.csv").exists()
+
+
+def test_utterance_correlations_of_a_dataset_with_utt2score(tmp_path, capsys):
+    """The ``correlate_utterances`` rule's function on a small dataset that ships utt2score:
+    every utterance-level metric (a reference measure too) gets PathBench's r over the rated
+    manifest utterances; ratings of utterances outside the manifest are ignored and logged."""
+    utterances = [f"S{s}_{k}" for s in range(3) for k in range(2)]
+    dataset = tmp_path / "yt"
+    dataset.mkdir()
+    ratings = [3.4, 2.9, "N/A", 1.5, 4.1, 2.2]
+    (dataset / "utt2score").write_text(
+        "".join(f"{u} {r}\n" for u, r in zip(utterances, ratings, strict=True)) + "dropped 5\n"
+    )
+    manifest = tmp_path / "manifest.parquet"
+    pd.DataFrame({"utt_id": utterances, "speaker_id": [u[:2] for u in utterances]}).to_parquet(
+        manifest
+    )
+    cpp = [3.0, 2.5, 9.0, 1.0, 4.4, 1.9]
+    estoi = [0.7, 0.6, 0.1, 0.2, 0.9, np.nan]
+    scores = tmp_path / "cpp.parquet"
+    references = tmp_path / "p_estoi.parquet"
+    frame = pd.DataFrame(
+        {
+            "utt_id": utterances,
+            "speaker_id": [u[:2] for u in utterances],
+            "metric": "cpp",
+            "evaluator": "cpp",
+            "variant": "raw",
+            "score": cpp,
+            "status": "ok",
+            "message": "",
+        }
+    )
+    write_parquet(frame, scores, SCORE_SCHEMA, ["utt_id"])
+    reference = frame.assign(
+        metric="p_estoi_fa_all",
+        evaluator="p_estoi",
+        variant="fa",
+        score=estoi,
+        reference_type="all",
+        n_references=2,
+    )
+    write_parquet(reference, references, REFERENCE_SCORE_SCHEMA, ["utt_id"])
+    out = tmp_path / "utterance_correlations.csv"
+    correlate_utterances(manifest, dataset / "utt2score", [scores, references], out)
+
+    table = pd.read_csv(out).set_index("metric")
+    used = [0, 1, 3, 4]  # S1_0 is unrated, S2_1 has no P-ESTOI
+    truth = np.array([3.4, 2.9, 1.5, 4.1])
+    assert table.at["cpp", "pearson_r"] == pytest.approx(
+        np.corrcoef(np.array(cpp)[used], truth)[0, 1], abs=1e-9
+    )
+    assert table.at["p_estoi_fa_all", "pearson_r"] == pytest.approx(
+        np.corrcoef(np.array(estoi)[used], truth)[0, 1], abs=1e-9
+    )
+    assert table["n"].tolist() == [4, 4] and table["n_speakers"].tolist() == [3, 3]
+    assert table.at["cpp", "excluded_by"] == "p_estoi_fa_all: 1"
+    assert "5 of 6 manifest utterances rated; 1 rated utterance(s) not in the manifest, " in (
+        capsys.readouterr().err
+    )
+    first = out.read_bytes()
+    correlate_utterances(manifest, dataset / "utt2score", [scores, references], out)
+    assert out.read_bytes() == first
+    correlate_utterances(manifest, dataset / "utt2score", [], out)  # speaker measures only
+    assert out.read_text().startswith("metric,category,direction,n,n_speakers,")
+    assert len(out.read_text().splitlines()) == 1

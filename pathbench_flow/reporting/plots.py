@@ -24,6 +24,7 @@ from matplotlib.colors import Colormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from pathbench_flow import categories
 from pathbench_flow.io import atomic_path
 from pathbench_flow.reporting.results_table import (
     AVERAGE_COLUMN,
@@ -31,20 +32,10 @@ from pathbench_flow.reporting.results_table import (
     require_file_names,
     sort_by_category,
 )
-from pathbench_flow.stats.correlation import CATEGORIES, DEFAULT_ALLOWLIST, analysis_speakers
+from pathbench_flow.stats.correlation import DEFAULT_ALLOWLIST, analysis_speakers
 
 DPI = 100
 SCATTER_SIZE = (5.0, 4.0)
-CATEGORY_COLOURS = {
-    "reference-free signal": "#4c72b0",
-    "reference-free speaker": "#55a868",
-    "reference-free model": "#8172b3",
-    "reference-text": "#dd8452",
-    "reference-audio": "#c44e52",
-    "lookup": "#8c8c8c",
-}
-"""One fixed colour per category (lookup baselines in grey), shared by all figures; a
-category without one is drawn in black."""
 
 
 @contextmanager
@@ -99,7 +90,7 @@ def plot_metric_scatters(
         path = out / f"{row.metric}.png"
         reason = (reasons or {}).get(row.metric, "") if math.isnan(row.pearson_r) else ""
         with _figure(path, SCATTER_SIZE) as (_, axes):
-            axes.scatter(x, y, s=25, color=CATEGORY_COLOURS.get(row.category, "black"))
+            axes.scatter(x, y, s=25, color=categories.category(row.category).colour)
             axes.set(title=title, xlabel=f"{row.metric} (speaker value)", ylabel="ground truth")
             if reason:
                 _print_reason(axes, reason)
@@ -138,16 +129,16 @@ def plot_aligned_bars(correlations: pd.DataFrame, path: str | Path, title: str) 
         axes.barh(
             positions,
             np.nan_to_num(aligned),
-            color=[CATEGORY_COLOURS.get(c, "grey") for c in rows["category"]],
+            color=[categories.category(c).colour for c in rows["category"]],
         )
         # Drawn around the interval's own centre: a percentile interval need not contain r,
         # so offsets from the bar's end could be negative.
         axes.errorbar(
             (low + high) / 2, positions, xerr=(high - low) / 2, fmt="none", color="black", capsize=3
         )
-        present = [c for c in CATEGORIES if c in set(rows["category"])]
+        present = [c for c in categories.CATEGORIES if c.key in set(rows["category"])]
         figure.legend(
-            handles=[Patch(color=CATEGORY_COLOURS.get(c, "black"), label=c) for c in present],
+            handles=[Patch(color=c.colour, label=c.table_name) for c in present],
             loc="outside lower center",
             ncols=2,
             fontsize=8,

@@ -1,8 +1,8 @@
 """The benchmark's headline table, laid out as PathBench's, and the per-metric speaker files.
 
-Source of the layout: PathBench builds its published table with ``scripts/combine_results.py``
-of github.com/karkirowle/pathbench (commit 1a222b8, the version with "MC/EX/Full" headers).
-Only facts were carried over, no code:
+Source of the layout: PathBench builds its published table (``results_table.csv``) with
+``scripts/combine_results.py`` of github.com/karkirowle/pathbench (checkout e26aa32, the
+version with MDSC and "MC/EX/Full" headers). Only facts were carried over, no code:
 
 * **Rows** (key → row name, in this order, under these categories): Reference-Free (Signal):
   ``praat_speech_rate_fa`` Speech Rate, ``cpp_fa`` CPP, ``std_pitch_fa`` Std Pitch;
@@ -11,27 +11,40 @@ Only facts were carried over, no code:
   ``dper`` PER (Phone), ``artp`` ArtP; Reference-Audio (Parallel): ``p_estoi_fa_all``
   P-ESTOI, ``nad_fa_all`` NAD. ``wada_snr`` is not a row there; PathBench prints it in a
   separate list, and here it is one of the extra rows below.
-* **Signs**: cells are Pearson r after PathBench's sign alignment, which works on r, not on
-  a declared direction: ``per``, ``dper`` and every ``nad`` variant show ``|r|`` (rule
-  ``abs``); ``double_asr`` shows ``-r`` (rule ``negate``); every other metric is flipped in
-  *all* columns when its r is negative in *every* column that has one, and kept otherwise
-  (rule ``vote``; PathBench's vote is unanimous, not a majority: one positive column keeps
-  the raw signs everywhere). ``sign_rule`` records which rule applied and its outcome.
+* **Signs**: cells are Pearson r after PathBench's sign alignment (its ``align_signs``): a
+  metric PathBench expects to fall as intelligibility rises (``double_asr``, ``per``,
+  ``dper``, every ``nad`` variant) shows ``-r``; one it expects to rise (``cpp``,
+  ``std_pitch``, ``vsa`` in both variants, ``artp``, ``artp_old``, ``artp_double_asr``,
+  every ``p_estoi`` variant) shows ``r``; every other metric (the speech rates, ``wada_snr``,
+  ``spk2age`` and any metric PathBench does not list) is flipped in *all* columns when more
+  of its columns have a negative r than a positive one (a tie keeps the signs). So a cell
+  below zero is a metric behaving against PathBench's expectation. ``sign_rule`` records
+  which rule applied and its outcome.
 * **Columns**: ``(corpus, task, condition)`` in PathBench's order (UASpeech Word; NeuroVoz
-  Sentence; EasyCall Word, Sentence; COPAS Word, Sentence; TORGO Word, Sentence; YT
-  Sentence), conditions MC (matched content = ``balanced``), EX (extended = ``unbalanced``)
-  and Full (``all``). Datasets outside that list follow in the order given.
+  Sentence; EasyCall Word, Sentence; COPAS Word, Sentence; TORGO Word, Sentence; MDSC
+  Command; YT Sentence), conditions MC (matched content = ``balanced``), EX (extended =
+  ``unbalanced``) and Full (``all``): 21 columns. A dataset is placed by its path, laid out
+  as PathBench's ``datasets/<corpus>/pathological/<task>/<condition>`` (``utterances`` is
+  Sentence; YouTube's files lie in ``datasets/youtube`` itself, its one column YT Sentence
+  Full), or by its config keys ``corpus``/``task``/``condition``. Datasets outside those 21
+  columns follow in config order.
 * **Cells** are shown with two decimals; **Avg** is the mean of the *rounded* cells of the
   row's available columns, rounded again (so it can differ in the last digit from the mean
   of the unrounded values, as in the paper).
 
-What this module adds to PathBench's table: metrics this workflow runs that are not rows of
-PathBench's table (``wada_snr``, raw-audio variants, ``cpps_fa``, ``wpm``, ``spk2age``, …) are
-kept as extra rows after PathBench's rows of their category (``in_pathbench_table`` False),
-under the metric key as row name; rows of PathBench's table whose metric was not run are
-left out; and ``n_datasets`` counts the columns each row's Avg is taken over, because Avg
-of a row with fewer columns is not comparable with the others. ``-0.00`` is shown as
-``0.00``.
+Two files are written. ``pathbench_table.csv`` is PathBench's file itself: its header, its
+12 rows and its 21 columns whatever the run covered, cells empty where the run has no such
+dataset or metric, exactly as ``combine_results.py`` writes a partial run, and Avg over
+PathBench's columns only, so it diffs cleanly against PathBench's ``results_table.csv``.
+``results_table.csv`` is this project's richer table: metrics this workflow runs that are
+not rows of PathBench's table (``wada_snr``, raw-audio variants, ``cpps_fa``, ``wpm``,
+``spk2age``, …) are kept as extra rows after PathBench's rows of their category
+(``in_pathbench_table`` False), under the metric key as row name; rows of PathBench's table
+whose metric was not run and columns the run does not have are left out; datasets outside
+PathBench's columns are columns too and count in Avg; and ``n_datasets`` counts the columns
+each row's Avg is taken over, because Avg of a row with fewer columns is not comparable with
+the others. ``-0.00`` is shown as ``0.00`` there, while ``pathbench_table.csv`` writes it as
+PathBench's formatting does.
 """
 
 from __future__ import annotations
@@ -46,6 +59,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pathbench_flow import categories
+from pathbench_flow.categories import AUDIO, MODEL, SIGNAL, SPEAKER, TEXT
 from pathbench_flow.data.references import REFERENCE_TYPES
 from pathbench_flow.io import write_parquet, write_text
 from pathbench_flow.metric import FA, VARIANTS, MetricKey
@@ -55,7 +70,6 @@ from pathbench_flow.schemas import (
     RESULTS_ROW_SCHEMA,
     results_table_schema,
 )
-from pathbench_flow.stats.correlation import CATEGORIES
 
 DECIMALS = 2
 TABLE_CSV = "results_table.csv"
@@ -63,50 +77,34 @@ TABLE_PARQUET = "results_table.parquet"
 ROW_COLUMNS: tuple[str, ...] = tuple(RESULTS_ROW_SCHEMA.names)
 """Descriptive columns before the dataset columns."""
 
-SIGNAL, SPEAKER, MODEL, TEXT, AUDIO, LOOKUP = (
-    "Reference-Free (Signal)",
-    "Reference-Free (Speaker)",
-    "Reference-Free (Model)",
-    "Reference-Text",
-    "Reference-Audio (Parallel)",
-    "Lookup",
-)
-TABLE_CATEGORIES: tuple[str, ...] = (SIGNAL, SPEAKER, MODEL, TEXT, AUDIO, LOOKUP)
-"""Row groups in table order; ``Lookup`` (baselines such as ``spk2age``) is this project's."""
-
 PATHBENCH_ROWS: tuple[tuple[str, str, str], ...] = (
-    (MetricKey("praat_speech_rate", FA).name, "Speech Rate", SIGNAL),
-    (MetricKey("cpp", FA).name, "CPP", SIGNAL),
-    (MetricKey("std_pitch", FA).name, "Std Pitch", SIGNAL),
-    ("vsa", "VSA", SPEAKER),
-    ("double_asr", "Double ASR", MODEL),
-    ("artp_double_asr", "DArtP", MODEL),
-    ("artp_old", "Confidence", MODEL),
-    ("per", "PER (SEM)", TEXT),
-    ("dper", "PER (Phone)", TEXT),
-    ("artp", "ArtP", TEXT),
-    (MetricKey("p_estoi", FA, "all").name, "P-ESTOI", AUDIO),
-    (MetricKey("nad", FA, "all").name, "NAD", AUDIO),
+    (MetricKey("praat_speech_rate", FA).name, "Speech Rate", SIGNAL.table_name),
+    (MetricKey("cpp", FA).name, "CPP", SIGNAL.table_name),
+    (MetricKey("std_pitch", FA).name, "Std Pitch", SIGNAL.table_name),
+    ("vsa", "VSA", SPEAKER.table_name),
+    ("double_asr", "Double ASR", MODEL.table_name),
+    ("artp_double_asr", "DArtP", MODEL.table_name),
+    ("artp_old", "Confidence", MODEL.table_name),
+    ("per", "PER (SEM)", TEXT.table_name),
+    ("dper", "PER (Phone)", TEXT.table_name),
+    ("artp", "ArtP", TEXT.table_name),
+    (MetricKey("p_estoi", FA, "all").name, "P-ESTOI", AUDIO.table_name),
+    (MetricKey("nad", FA, "all").name, "NAD", AUDIO.table_name),
 )
-"""PathBench's table rows: metric name, row name, category."""
+"""PathBench's table rows: metric name, row name, category (PathBench's name of the group)."""
 
 EXTRA_ROW_NAMES = {"wada_snr": "WADA SNR"}
 """Row names of extra rows that PathBench reports outside its table under its own name."""
 
-_CATEGORY_OF_KIND = {
-    "reference-free signal": SIGNAL,
-    "reference-free speaker": SPEAKER,
-    "reference-free model": MODEL,
-    "reference-text": TEXT,
-    "reference-audio": AUDIO,
-    "lookup": LOOKUP,
+EXPECTED_SIGNS: dict[str, int] = {
+    **{MetricKey(e, v).name: 1 for e in ("cpp", "std_pitch", "vsa") for v in VARIANTS},
+    **dict.fromkeys(("artp_double_asr", "artp_old", "artp"), 1),
+    **{MetricKey("p_estoi", v, r).name: 1 for v in VARIANTS for r in REFERENCE_TYPES},
+    **dict.fromkeys(("double_asr", "per", "dper"), -1),
+    **{MetricKey("nad", v, r).name: -1 for v in VARIANTS for r in REFERENCE_TYPES},
 }
-"""This project's registry categories → table categories, for extra rows."""
-
-ABS_METRICS = frozenset(
-    {"per", "dper"} | {MetricKey("nad", v, r).name for v in VARIANTS for r in REFERENCE_TYPES}
-)
-NEGATED_METRICS = frozenset({"double_asr"})
+"""PathBench's expected sign of r per metric; the cells show ``sign × r``. A metric not here
+(PathBench leaves the speech rates, ``wada_snr`` and ``spk2age`` open) is aligned by vote."""
 
 CORPUS_NAMES = {
     "uaspeech": "UASpeech",
@@ -114,11 +112,17 @@ CORPUS_NAMES = {
     "easycall": "EasyCall",
     "copas": "COPAS",
     "torgo": "TORGO",
+    "mdsc": "MDSC",
     "youtube": "YT",
-    "yt": "YT",
 }
-TASKS = {"word": "Word", "utterances": "Sentence", "sentence": "Sentence"}
+"""PathBench's corpus names by its dataset folder (``datasets/<folder>``)."""
+TASKS = {"word": "Word", "utterances": "Sentence", "sentence": "Sentence", "command": "Command"}
+"""Task folders (and config values) → PathBench's task names."""
 CONDITIONS = {"balanced": "MC", "unbalanced": "EX", "all": "Full"}
+"""Condition folders (and config values) → PathBench's condition names."""
+SINGLE_COLUMN_CORPORA = {"YT": ("Sentence", "Full")}
+"""Corpora PathBench ships without task and condition folders (``datasets/youtube`` holds its
+Kaldi files itself), with the task and condition of their one column."""
 PATHBENCH_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("UASpeech", "Word", "MC"),
     ("UASpeech", "Word", "EX"),
@@ -138,9 +142,15 @@ PATHBENCH_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("TORGO", "Word", "EX"),
     ("TORGO", "Sentence", "MC"),
     ("TORGO", "Sentence", "EX"),
+    ("MDSC", "Command", "MC"),
+    ("MDSC", "Command", "EX"),
     ("YT", "Sentence", "Full"),
 )
-"""PathBench's column order."""
+"""PathBench's columns, in its order (``get_table_column_order``)."""
+
+PATHBENCH_TABLE_CSV = "pathbench_table.csv"
+PATHBENCH_ROW_COLUMNS = ("Metric", "Category")
+"""The columns of ``pathbench_table.csv`` before PathBench's 21 dataset columns and Avg."""
 
 _SAFE_FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 
@@ -160,16 +170,25 @@ class DatasetColumn:
     condition: str = ""
 
     @property
+    def triple(self) -> tuple[str, str, str]:
+        """``(corpus, task, condition)``, PathBench's key of a column."""
+        return self.corpus, self.task, self.condition
+
+    @property
     def label(self) -> str:
-        parts = (self.corpus, self.task, self.condition)
-        return " ".join(p for p in parts if p) if self.corpus else self.dataset
+        return " ".join(p for p in self.triple if p) if self.corpus else self.dataset
+
+
+def _spellings(names: Mapping[str, str]) -> dict[str, str]:
+    """Lower-case folder names and PathBench's names themselves → PathBench's names, so that a
+    config may write either (``youtube``, ``YT``; ``unbalanced``, ``EX``)."""
+    return {**names, **{name.lower(): name for name in names.values()}}
 
 
 def _normalised(value: str, names: Mapping[str, str], key: str, dataset: str) -> str:
     """A configured task/condition value in PathBench's spelling; an unknown one is an error."""
-    known = {**names, **{v.lower(): v for v in names.values()}}
     try:
-        return known[value.lower()]
+        return _spellings(names)[value.lower()]
     except KeyError:
         raise ValueError(
             f"config datasets.{dataset}.{key}: {value!r} is not one of "
@@ -177,36 +196,48 @@ def _normalised(value: str, names: Mapping[str, str], key: str, dataset: str) ->
         ) from None
 
 
+def _path_layout(path: str) -> tuple[str, str, str]:
+    """``(corpus, task, condition)`` a path laid out as PathBench's gives; empty parts where
+    it is not (``<corpus>/pathological/<task>/<condition>``, or ``.../youtube``)."""
+    parts = Path(path).parts
+    folder = parts[-1].lower() if parts else ""
+    single = CORPUS_NAMES.get(folder)
+    if single in SINGLE_COLUMN_CORPORA:
+        return (single, *SINGLE_COLUMN_CORPORA[single])
+    if len(parts) >= 4 and parts[-3].lower() == "pathological":
+        corpus, task, condition = parts[-4], parts[-2].lower(), folder
+        if task in TASKS and condition in CONDITIONS:
+            return CORPUS_NAMES.get(corpus.lower(), corpus), TASKS[task], CONDITIONS[condition]
+    return "", "", ""
+
+
 def dataset_column(dataset: str, settings: Mapping[str, str]) -> DatasetColumn:
     """The column of ``dataset`` from its config entry (``path`` and optional keys).
 
-    ``corpus``, ``task`` (word/sentence) and ``condition`` (balanced/unbalanced/all) set the
-    column explicitly. Without ``corpus``, a path laid out as PathBench's
-    ``<corpus>/pathological/<task>/<condition>`` (or ``.../youtube``) gives the triple; any
-    other path leaves the dataset outside PathBench's layout, labelled with its name.
+    A path laid out as PathBench's gives the triple; ``corpus``, ``task`` (word, sentence or
+    command; ``utterances`` reads as sentence) and ``condition`` (balanced, unbalanced, all)
+    set or override its parts, so a dataset stored elsewhere is placed by its keys alone. A
+    corpus with one column in PathBench (YT) needs no task or condition. A dataset with
+    neither layout nor ``corpus`` is labelled with its name; a task or condition without a
+    corpus would be dropped silently, so it is an error.
     """
+    corpus, task, condition = _path_layout(settings.get("path", ""))
     if settings.get("corpus"):
-        corpus = settings["corpus"]
-        return DatasetColumn(
-            dataset,
-            CORPUS_NAMES.get(corpus.lower(), corpus),
-            _normalised(settings.get("task", ""), TASKS, "task", dataset)
-            if settings.get("task")
-            else "",
-            _normalised(settings.get("condition", ""), CONDITIONS, "condition", dataset)
-            if settings.get("condition")
-            else "",
+        corpus = _spellings(CORPUS_NAMES).get(settings["corpus"].lower(), settings["corpus"])
+        if not (task or condition):
+            task, condition = SINGLE_COLUMN_CORPORA.get(corpus, ("", ""))
+    if settings.get("task"):
+        task = _normalised(settings["task"], TASKS, "task", dataset)
+    if settings.get("condition"):
+        condition = _normalised(settings["condition"], CONDITIONS, "condition", dataset)
+    if (task or condition) and not corpus:
+        key = "task" if settings.get("task") else "condition"
+        raise ValueError(
+            f"config datasets.{dataset}.{key} is set but the dataset has no corpus (its path "
+            "is not laid out as <corpus>/pathological/<task>/<condition>); set "
+            f"datasets.{dataset}.corpus too (PathBench's name or your own)"
         )
-    parts = [p.lower() for p in Path(settings.get("path", "")).parts]
-    if parts and parts[-1] == "youtube":
-        return DatasetColumn(dataset, "YT", "Sentence", "Full")
-    if len(parts) >= 4 and parts[-3] == "pathological":
-        corpus, task, condition = parts[-4], parts[-2], parts[-1]
-        if task in TASKS and condition in CONDITIONS:
-            return DatasetColumn(
-                dataset, CORPUS_NAMES.get(corpus, corpus), TASKS[task], CONDITIONS[condition]
-            )
-    return DatasetColumn(dataset)
+    return DatasetColumn(dataset, corpus, task, condition)
 
 
 def order_columns(columns: Iterable[DatasetColumn]) -> list[DatasetColumn]:
@@ -227,30 +258,36 @@ def order_columns(columns: Iterable[DatasetColumn]) -> list[DatasetColumn]:
         seen[column.label] = column.dataset
     rank = {triple: i for i, triple in enumerate(PATHBENCH_COLUMNS)}
     known = sorted(
-        (c for c in columns if (c.corpus, c.task, c.condition) in rank),
-        key=lambda c: rank[(c.corpus, c.task, c.condition)],
+        (c for c in columns if c.triple in rank),
+        key=lambda c: rank[c.triple],
     )
-    return known + [c for c in columns if (c.corpus, c.task, c.condition) not in rank]
+    return known + [c for c in columns if c.triple not in rank]
 
 
-def _rows(categories: Mapping[str, str]) -> pd.DataFrame:
-    """The rows to show for the metrics run (``categories``: metric → registry category)."""
+def results_columns(datasets: Mapping[str, Mapping[str, str]]) -> list[DatasetColumn]:
+    """The table's columns for the config's ``datasets`` (name → entry), in table order.
+
+    The workflow calls this when it reads the config, so that two datasets in one column or
+    a task without a corpus stop the run before any job, not at the table at its end.
+    """
+    return order_columns(dataset_column(name, entry) for name, entry in datasets.items())
+
+
+def _rows(kinds: Mapping[str, str]) -> pd.DataFrame:
+    """The rows to show for the metrics run (``kinds``: metric → category key)."""
+    categories.require_known(kinds.values())
     pathbench = {key: (name, category) for key, name, category in PATHBENCH_ROWS}
     rows = []
-    for metric, kind in categories.items():
+    for metric, kind in kinds.items():
         if metric in pathbench:
             name, category = pathbench[metric]
             position = [key for key, _, _ in PATHBENCH_ROWS].index(metric)
         else:
-            if kind not in _CATEGORY_OF_KIND:
-                raise ValueError(
-                    f"unknown metric categories [{kind!r}]; known: {sorted(_CATEGORY_OF_KIND)}"
-                )
-            name, category = EXTRA_ROW_NAMES.get(metric, metric), _CATEGORY_OF_KIND[kind]
-            position = len(PATHBENCH_ROWS)
+            name = EXTRA_ROW_NAMES.get(metric, metric)
+            category, position = categories.category(kind).table_name, len(PATHBENCH_ROWS)
         rows.append((metric, name, category, metric in pathbench, position))
     frame = pd.DataFrame(rows, columns=["metric", "row", "category", "in_pathbench_table", "pos"])
-    rank = frame["category"].map({c: i for i, c in enumerate(TABLE_CATEGORIES)})
+    rank = frame["category"].map({c.table_name: i for i, c in enumerate(categories.CATEGORIES)})
     order = np.lexsort((frame["metric"].to_numpy(), frame["pos"].to_numpy(), rank.to_numpy()))
     return frame.iloc[order].drop(columns="pos").reset_index(drop=True)
 
@@ -258,24 +295,21 @@ def _rows(categories: Mapping[str, str]) -> pd.DataFrame:
 def align_signs(r: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     """PathBench's sign alignment of a metric × column table of Pearson r.
 
-    Returns the aligned table and, per metric, the rule applied (``abs``, ``negate``,
-    ``vote: flipped`` or ``vote: kept``); see the module docstring.
+    Returns the aligned table and, per metric, the rule applied (``expected +1``,
+    ``expected -1``, ``vote: flipped`` or ``vote: kept``); see the module docstring. The vote
+    counts every column of the run, as PathBench's counts every result it parsed.
     """
     aligned = r.copy()
     rules = {}
     for metric, values in r.iterrows():
-        present = values.dropna()
-        if metric in ABS_METRICS:
-            aligned.loc[metric] = values.abs()
-            rules[metric] = "abs"
-        elif metric in NEGATED_METRICS:
-            aligned.loc[metric] = -values
-            rules[metric] = "negate"
-        elif len(present) and (present < 0).all():
-            aligned.loc[metric] = -values
-            rules[metric] = "vote: flipped"
+        sign = EXPECTED_SIGNS.get(str(metric))
+        if sign is not None:
+            rules[metric] = f"expected {sign:+d}"
         else:
-            rules[metric] = "vote: kept"
+            present = values.dropna()
+            sign = -1 if (present < 0).sum() > (present > 0).sum() else 1
+            rules[metric] = "vote: flipped" if sign < 0 else "vote: kept"
+        aligned.loc[metric] = sign * values
     return aligned, pd.Series(rules, name="sign_rule")
 
 
@@ -341,10 +375,17 @@ def build_results_table(
 ) -> pd.DataFrame:
     """Combine per-dataset correlation tables into PathBench's metric × dataset table.
 
-    Arguments as for :func:`aligned_r`. The result has ``ROW_COLUMNS``, one column per
-    dataset (its label), ``Avg`` and ``n_datasets``; see the module docstring for the rules.
+    Arguments as for :func:`aligned_r`; the table is :func:`results_table_of` its result.
     """
-    aligned = aligned_r(correlations, columns)
+    return results_table_of(aligned_r(correlations, columns))
+
+
+def results_table_of(aligned: AlignedR) -> pd.DataFrame:
+    """The richer results table of :func:`aligned_r`'s values.
+
+    The result has ``ROW_COLUMNS``, one column per dataset (its label), ``Avg`` and
+    ``n_datasets``; see the module docstring for the rules.
+    """
     cells = _cells(aligned.values)
     table = aligned.rows.set_index("metric")
     table["sign_rule"] = aligned.sign_rules
@@ -355,13 +396,57 @@ def build_results_table(
     return table.reset_index()
 
 
+def _pathbench_cell(value: float) -> str:
+    """A cell as PathBench writes it: empty without a value, else two decimals (``-0.00``
+    included, which ``f"{round(v, 2):.2f}"`` gives for a small negative r)."""
+    return "" if np.isnan(value) else f"{value:.{DECIMALS}f}"
+
+
+def pathbench_table(aligned: AlignedR) -> pd.DataFrame:
+    """PathBench's ``results_table.csv`` for this run, as text cells.
+
+    Always PathBench's 12 rows and 21 columns (``PATHBENCH_ROWS``, ``PATHBENCH_COLUMNS``),
+    a cell empty where the run has no dataset in that column or no value for that metric,
+    because that is how ``combine_results.py`` writes a run that covers part of its table;
+    keeping every column makes the file diff line by line against PathBench's. Avg is the
+    mean of the row's rounded cells in PathBench's columns only, rounded again; a dataset
+    outside them is in ``results_table.csv`` alone.
+    """
+    label = {c.triple: c.label for c in aligned.columns}
+    rows = []
+    for metric, name, category in PATHBENCH_ROWS:
+        cells = np.round(
+            np.array(
+                [
+                    aligned.values.at[metric, label[triple]]
+                    if metric in aligned.values.index and triple in label
+                    else np.nan
+                    for triple in PATHBENCH_COLUMNS
+                ],
+                dtype="float64",
+            ),
+            DECIMALS,
+        )
+        present = cells[~np.isnan(cells)]
+        average = np.round(present.mean(), DECIMALS) if len(present) else np.nan
+        rows.append([name, category, *map(_pathbench_cell, cells), _pathbench_cell(average)])
+    header = [*PATHBENCH_ROW_COLUMNS, *(" ".join(t) for t in PATHBENCH_COLUMNS), AVERAGE_COLUMN]
+    return pd.DataFrame(rows, columns=header)
+
+
+def write_pathbench_table(aligned: AlignedR, path: str | Path) -> Path:
+    """Write :func:`pathbench_table` as PathBench writes its CSV (pandas, no index)."""
+    write_text(pathbench_table(aligned).to_csv(index=False, lineterminator="\n"), path)
+    return Path(path)
+
+
 def sort_by_category(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows of a per-dataset table ordered by registry category, then by metric name.
 
     The per-dataset figures use this order (signal measures first, lookup baselines last) so
     that they read like the results table.
     """
-    rank = frame["category"].map({name: i for i, name in enumerate(CATEGORIES)})
+    rank = frame["category"].map(categories.rank)
     order = np.lexsort((frame["metric"].to_numpy(), rank.to_numpy()))
     return frame.iloc[order].reset_index(drop=True)
 

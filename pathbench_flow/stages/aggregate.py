@@ -22,7 +22,8 @@ from pathbench_flow.schemas import SPEAKERS_SCHEMA
 from pathbench_flow.stats.correlation import DEFAULT_ALLOWLIST, speaker_sets
 
 
-def _read_all(paths: Iterable[str | Path]) -> pd.DataFrame:
+def read_tables(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """The score tables at ``paths`` as one frame; an empty frame for no paths."""
     frames = [read_parquet(p) for p in paths]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
@@ -44,14 +45,14 @@ def aggregate_speakers(
     per_speaker = manifest.groupby("speaker_id", sort=True).agg(
         n_utterances=("utt_id", "size"), ground_truth=("score", "first")
     )
-    utterances = _read_all(utterance_score_paths)
+    utterances = read_tables(utterance_score_paths)
     parts = []
     if not utterances.empty:
         utterances["finite"] = np.isfinite(utterances["score"])
         grouped = utterances.groupby(["speaker_id", "metric", "evaluator", "variant"], sort=True)
         utt_level = grouped.agg(value=("score", "mean"), n_scored=("finite", "sum")).reset_index()
         parts.append(utt_level)
-    speakers = _read_all(speaker_score_paths)
+    speakers = read_tables(speaker_score_paths)
     if not speakers.empty:
         spk_level = speakers.rename(columns={"score": "value"})[
             ["speaker_id", "metric", "evaluator", "variant", "value"]

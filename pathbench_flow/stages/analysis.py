@@ -7,22 +7,31 @@ scripts under ``scripts/`` stay one call long.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+import sys
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from pathbench_flow import registry
+from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.io import read_parquet, write_text
 from pathbench_flow.reporting.results_table import (
     aligned_r,
-    build_results_table,
-    dataset_column,
     export_speaker_csvs,
+    results_columns,
+    results_table_of,
+    write_pathbench_table,
     write_results_table,
 )
-from pathbench_flow.stats.correlation import correlate_metrics, write_correlations
+from pathbench_flow.stages.aggregate import read_tables
+from pathbench_flow.stats.correlation import (
+    correlate_metrics,
+    read_utt2score,
+    utterance_correlations,
+    write_correlations,
+)
 
 
 def ground_truth_of(speakers: pd.DataFrame) -> pd.Series:
@@ -31,9 +40,10 @@ def ground_truth_of(speakers: pd.DataFrame) -> pd.Series:
     return first["ground_truth"].astype(float)
 
 
-def metric_metadata(speakers: pd.DataFrame) -> pd.DataFrame:
-    """Direction and category of each metric, looked up through its evaluator."""
-    pairs = speakers[["metric", "evaluator"]].drop_duplicates()
+def metric_metadata(scores: pd.DataFrame) -> pd.DataFrame:
+    """Direction and category of each metric of a speakers or scores table, looked up through
+    its evaluator."""
+    pairs = scores[["metric", "evaluator"]].drop_duplicates()
     infos = [registry.info(name) for name in pairs["evaluator"]]
     return pd.DataFrame(
         {
@@ -65,7 +75,45 @@ def correlate(
     )
     settings = {"allowlist": sorted(allowlist), "n_boot": n_boot, "seed": seed}
     write_correlations(table, parquet_path, settings)
-    write_text(table.to_csv(index=False, float_format="%.10g", lineterminator="\n"), csv_path)
+    _write_csv(table, csv_path)
+    return table
+
+
+def _write_csv(table: pd.DataFrame, path: str | Path) -> None:
+    """A correlation table as CSV: ten significant digits, enough to compare, byte-stable."""
+    write_text(table.to_csv(index=False, float_format="%.10g", lineterminator="\n"), path)
+
+
+def correlate_utterances(
+    manifest_path: str | Path,
+    utt2score_path: str | Path,
+    score_paths: Iterable[str | Path],
+    csv_path: str | Path,
+) -> pd.DataFrame:
+    """Utterance-level correlations of a dataset that ships ``utt2score``.
+
+    Validation does not read ``utt2score``, so it is read here, line by line as
+    ``spk2score`` is (:func:`pathbench_flow.stats.correlation.read_utt2score`). The
+    utterances are the manifest's (validated ones); a rating of an utterance validation
+    dropped or never saw is ignored, as PathBench ignores it, and the log says how many.
+    Speaker-level measures (``vsa``, ``f0_range``) have no utterance values and no row, as
+    in PathBench's ``evaluate_utt2score.py``.
+    """
+    utterances = load_manifest(manifest_path)["utt_id"]
+    ratings = read_utt2score(utt2score_path)
+    outside = sorted(set(ratings.index) - set(utterances))
+    truth = ratings.reindex(pd.Index(utterances, dtype=object, name="utt_id"))
+    shown = ", ".join(outside[:10]) + (" …" if len(outside) > 10 else "")
+    print(
+        f"{utt2score_path}: {int(truth.notna().sum())} of {len(truth)} manifest utterances "
+        f"rated; {len(outside)} rated utterance(s) not in the manifest, ignored"
+        + (f": {shown}" if outside else ""),
+        file=sys.stderr,
+    )
+    scores = read_tables(score_paths)
+    metadata = metric_metadata(scores) if len(scores) else pd.DataFrame()
+    table = utterance_correlations(scores, truth, metadata)
+    _write_csv(table, csv_path)
     return table
 
 
@@ -148,25 +196,30 @@ def results_table(
     correlation_paths: Mapping[str, str | Path],
     dataset_settings: Mapping[str, Mapping[str, str]],
     out_dir: str | Path,
+    pathbench_csv: str | Path,
     heatmap_path: str | Path,
     comparisons_csv: str | Path,
     comparisons_json: str | Path,
 ) -> pd.DataFrame:
-    """PathBench's results table, its heat map and its Wilcoxon protocol comparisons.
+    """The results tables (this project's and PathBench's own file), the heat map and the
+    Wilcoxon protocol comparisons, all from one sign alignment.
 
-    ``dataset_settings`` is each dataset's config entry (``path`` and the optional
+    ``correlation_paths`` is in config order, which orders the datasets outside PathBench's
+    columns; ``dataset_settings`` is each dataset's config entry (``path`` and the optional
     ``corpus``, ``task``, ``condition``), which places it among PathBench's columns.
     """
     from pathbench_flow.reporting.plots import plot_results_heatmap  # matplotlib: this stage only
     from pathbench_flow.stats.comparisons import write_comparisons  # scipy.stats: this stage only
 
     correlations = {name: read_parquet(p) for name, p in correlation_paths.items()}
-    columns = [dataset_column(name, dataset_settings.get(name, {})) for name in correlations]
-    table = build_results_table(correlations, columns)
+    columns = results_columns({name: dataset_settings.get(name, {}) for name in correlations})
+    aligned = aligned_r(correlations, columns)
+    table = results_table_of(aligned)
     settings = {"columns": [(c.dataset, c.label) for c in columns]}
     write_results_table(table, out_dir, settings)
+    write_pathbench_table(aligned, pathbench_csv)
     plot_results_heatmap(table, heatmap_path)
-    write_comparisons(aligned_r(correlations, columns), comparisons_csv, comparisons_json)
+    write_comparisons(aligned, comparisons_csv, comparisons_json)
     return table
 
 

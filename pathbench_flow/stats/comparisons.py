@@ -29,17 +29,20 @@ from pathlib import Path
 import pandas as pd
 from scipy import stats
 
+from pathbench_flow.categories import MODEL, SIGNAL, TEXT
 from pathbench_flow.io import write_json, write_text
-from pathbench_flow.reporting.results_table import MODEL, PATHBENCH_ROWS, SIGNAL, TEXT, AlignedR
+from pathbench_flow.reporting.results_table import PATHBENCH_ROWS, AlignedR
 
 MIN_PAIRS = 2
 STAT_GROUPS: dict[str, tuple[str, ...]] = {
-    SIGNAL: ("praat_speech_rate_fa", "cpp_fa", "std_pitch_fa", "vsa"),
-    MODEL: ("double_asr", "artp_double_asr", "artp_old"),
-    TEXT: ("per", "dper", "artp"),
+    SIGNAL.table_name: ("praat_speech_rate_fa", "cpp_fa", "std_pitch_fa", "vsa"),
+    MODEL.table_name: ("double_asr", "artp_double_asr", "artp_old"),
+    TEXT.table_name: ("per", "dper", "artp"),
     "Reference-Audio": ("p_estoi_fa_all", "nad_fa_all"),
 }
-"""PathBench's statistical groups, restricted to its table's metrics."""
+"""PathBench's statistical groups (``GROUPS`` of its ``scripts/combine_results.py``, which
+names the audio group "Reference-Audio", not the table's "Reference-Audio (Parallel)"),
+restricted to its table's metrics."""
 
 COMPARISONS: tuple[tuple[str, str, str, str, str], ...] = (
     # name, column field compared, its x value, its y value, field that pairs must share

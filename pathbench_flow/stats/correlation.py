@@ -22,6 +22,10 @@ and are reproduced here:
 On top of PathBench's point estimate this module adds p-values, Spearman's rho and a
 percentile bootstrap confidence interval of r, because with 10–20 speakers per dataset the
 sampling error of r is large and a ranking without it is misleading.
+
+Where a dataset rates single utterances (``utt2score``, as PathBench's YouTube and NeuroVoz
+sets do), :func:`utterance_correlations` gives PathBench's utterance-level r beside the
+speaker-level one, on one common set of utterances built by the same rule.
 """
 
 from __future__ import annotations
@@ -33,29 +37,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pathbench_flow import categories
 from pathbench_flow.data.kaldi import Finding, parse_score, read_table
 from pathbench_flow.io import write_parquet
 from pathbench_flow.schemas import CORRELATION_SCHEMA, CORRELATION_STATISTICS
 from pathbench_flow.seeds import BOOTSTRAP_SEED
 
-CATEGORIES: tuple[str, ...] = (
-    "reference-free signal",
-    "reference-free speaker",
-    "reference-text",
-    "reference-audio",
-    "lookup",
-)
-"""Metric categories in the order the results table lists them.
-
-The first four are PathBench's taxonomy of measures. ``lookup`` (the registry's category for
-pre-computed values such as ``spk2age``) holds baselines rather than measures, so it comes last.
-"""
-
 DEFAULT_ALLOWLIST: tuple[str, ...] = ("wada_snr", "spk2age")
 """Evaluators whose metrics are allowed partial speaker coverage (PathBench's allowlist)."""
 
 MIN_SPEAKERS = 3
-"""Fewest speakers a correlation is reported for: with two points |r| is always 1."""
+"""Fewest speakers (utterances, at the utterance level) a correlation is reported for: with
+two points |r| is always 1."""
 
 N_BOOT = 2000
 """Bootstrap resamples: enough for stable 2.5/97.5 percentiles at a fraction of a second."""
@@ -109,21 +102,38 @@ def read_spk2score(path: str | Path) -> pd.Series:
     is not a finite number is an error naming the file and line, since a silently dropped
     speaker would change every correlation of the dataset.
     """
+    return _read_scores(path, "speaker", "speaker_id")
+
+
+def read_utt2score(path: str | Path) -> pd.Series:
+    """Read a Kaldi ``utt2score`` file (``<utterance> <score>``) into a Series by ``utt_id``.
+
+    Its lines are checked as ``spk2score``'s are (:func:`read_spk2score`): ``N/A`` is an
+    unrated utterance (NaN), any other value that is not a finite number is an error.
+    """
+    return _read_scores(path, "utterance", "utt_id")
+
+
+def _read_scores(path: str | Path, unit: str, index: str) -> pd.Series:
+    """A ``<key> <score>`` file through the validation's parser (:func:`read_table`,
+    :func:`parse_score`), every bad line in one error; warnings (a byte-order mark) pass."""
     findings: list[Finding] = []
     table = read_table(Path(path), findings, n_fields=1)
-    if findings:
-        raise ValueError(str(findings[0]))
+    problems = [str(f) for f in findings if f.severity == "error"]
     scores: dict[str, float] = {}
     for entry in table.entries.values():
         text = entry.fields[0]
         value = parse_score(text)
         if value is None:
-            raise ValueError(
-                f"{path}:{entry.line}: score {text!r} of speaker {entry.key!r} is neither a "
+            problems.append(
+                f"{path}:{entry.line}: score {text!r} of {unit} {entry.key!r} is neither a "
                 "finite number nor N/A"
             )
-        scores[entry.key] = value
-    return _speaker_series(scores, "score")
+        else:
+            scores[entry.key] = value
+    if problems:
+        raise ValueError("\n".join(problems))
+    return _keyed_series(scores, "score", index)
 
 
 def read_predictions_csv(path: str | Path) -> pd.Series:
@@ -152,13 +162,14 @@ def read_predictions_csv(path: str | Path) -> pd.Series:
     bad = frame.loc[~np.isfinite(scores), "speaker_id"].tolist()
     if bad:
         raise ValueError(f"{path}: no finite numeric score for speakers: {', '.join(bad)}")
-    return _speaker_series(dict(zip(frame["speaker_id"], scores, strict=True)), "score")
+    return _keyed_series(dict(zip(frame["speaker_id"], scores, strict=True)), "score")
 
 
-def _speaker_series(values: Mapping[str, float], name: str) -> pd.Series:
-    """A float Series indexed by ``speaker_id``: the one shape every reader here returns."""
+def _keyed_series(values: Mapping[str, float], name: str, index: str = "speaker_id") -> pd.Series:
+    """A float Series indexed by ``index`` (``speaker_id``, ``utt_id``): the one shape every
+    reader here returns."""
     series = pd.Series(values, dtype="float64", name=name)
-    series.index = pd.Index(list(values), dtype=object, name="speaker_id")
+    series.index = pd.Index(list(values), dtype=object, name=index)
     return series
 
 
@@ -201,6 +212,24 @@ def _check_unique(index: pd.Index, what: str) -> None:
         raise ValueError(f"{what} has duplicate speakers: {', '.join(map(str, duplicated))}")
 
 
+def _refuse_infinite(values: pd.Series, units: str) -> None:
+    """NaN means "no value"; an infinity is a bug upstream, not a value to correlate."""
+    infinite = sorted(map(str, values.index[np.isinf(values.to_numpy(dtype="float64"))]))
+    if infinite:
+        raise ValueError(f"infinite predictions for {units}: {', '.join(infinite)}")
+
+
+def _no_correlation_reason(x: np.ndarray, y: np.ndarray, unit: str) -> str:
+    """Why the values ``x`` and ground truth ``y`` of some ``unit``s have no r; '' if they do."""
+    if len(x) < MIN_SPEAKERS:
+        return f"{len(x)} {unit}(s) to correlate, at least {MIN_SPEAKERS} are needed"
+    if np.ptp(x) == 0:
+        return f"the prediction is constant over the {unit}s correlated"
+    if np.ptp(y) == 0:
+        return f"the ground truth is constant over the {unit}s correlated"
+    return ""
+
+
 def correlate_predictions(
     predictions: pd.Series,
     ground_truth: pd.Series,
@@ -222,10 +251,7 @@ def correlate_predictions(
     _check_unique(ground_truth.index, "ground truth")
     rated = ground_truth.dropna()
     valued = predictions.dropna()
-    infinite = sorted(map(str, valued.index[np.isinf(valued.to_numpy(dtype="float64"))]))
-    if infinite:
-        # NaN means "no value"; an infinity is a bug upstream, not a value to correlate.
-        raise ValueError(f"infinite predictions for speakers: {', '.join(infinite)}")
+    _refuse_infinite(valued, "speakers")
     n_no_value = int((~rated.index.isin(valued.index)).sum())
     used = rated.index.intersection(valued.index)
     if speakers is not None:
@@ -234,13 +260,7 @@ def correlate_predictions(
     x = valued.loc[used].to_numpy(dtype="float64")
     y = rated.loc[used].to_numpy(dtype="float64")
 
-    reason = ""
-    if len(used) < MIN_SPEAKERS:
-        reason = f"{len(used)} speaker(s) to correlate, at least {MIN_SPEAKERS} are needed"
-    elif np.ptp(x) == 0:
-        reason = "the prediction is constant over the speakers correlated"
-    elif np.ptp(y) == 0:
-        reason = "the ground truth is constant over the speakers correlated"
+    reason = _no_correlation_reason(x, y, "speaker")
     if reason:
         return Correlation(
             len(used), n_no_value, **dict.fromkeys(CORRELATION_STATISTICS, np.nan), reason=reason
@@ -268,21 +288,24 @@ def correlate_predictions(
     )
 
 
-def _wide_values(speakers_long: pd.DataFrame) -> pd.DataFrame:
-    """Pivot the long speakers table to speaker × metric, refusing duplicate rows."""
-    duplicated = speakers_long.duplicated(["speaker_id", "metric"])
+def _wide_values(
+    long: pd.DataFrame, unit: str = "speaker_id", value: str = "value", what: str = "speakers"
+) -> pd.DataFrame:
+    """Pivot a long table (the speakers table; utterance scores) to ``unit`` × metric,
+    refusing duplicate rows."""
+    duplicated = long.duplicated([unit, "metric"])
     if duplicated.any():
-        pairs = speakers_long.loc[duplicated, ["speaker_id", "metric"]].drop_duplicates()
+        pairs = long.loc[duplicated, [unit, "metric"]].drop_duplicates()
         shown = ", ".join(f"{s}/{m}" for s, m in pairs.itertuples(index=False))
-        raise ValueError(f"speakers table has more than one value for speaker/metric: {shown}")
-    return speakers_long.pivot(index="speaker_id", columns="metric", values="value").astype(
-        "float64"
-    )
+        raise ValueError(f"{what} table has more than one value for {unit}/metric: {shown}")
+    return long.pivot(index=unit, columns="metric", values=value).astype("float64")
 
 
 @dataclass(frozen=True)
 class SpeakerSets:
     """Which speakers each metric is correlated on, and why any rated speaker is missing.
+
+    At the utterance level (:func:`utterance_correlations`) the same fields hold utterances.
 
     ``used``: metric → sorted speakers correlated. ``excluded``: metric → {speaker: the
     constraining metrics without a value for that speaker}, for every rated speaker that has
@@ -329,26 +352,29 @@ def speaker_sets(
 ) -> SpeakerSets:
     """:class:`SpeakerSets` of the long speakers table."""
     allowed = _allowlisted_metrics(speakers_long, allowlist)
-    return _speaker_sets(_wide_values(speakers_long), ground_truth, allowed)
+    return _common_sets(_wide_values(speakers_long), ground_truth, allowed)
 
 
-def _why_not_constraining(values: pd.Series, allowed: set[str]) -> str:
-    """Why a metric's values (rated speakers) do not shrink the common set; '' if they do."""
+def _why_not_constraining(values: pd.Series, allowed: set[str], unit: str) -> str:
+    """Why a metric's values (rated units) do not shrink the common set; '' if they do."""
     if str(values.name) in allowed:
-        return "allowlisted: partial speaker coverage allowed"
+        return f"allowlisted: partial {unit} coverage allowed"
     present = values.dropna().to_numpy(dtype="float64")
     if len(present) < MIN_SPEAKERS:
-        return f"values for {len(present)} rated speaker(s): too few to correlate"
+        return f"values for {len(present)} rated {unit}(s): too few to correlate"
     if np.ptp(present) == 0:
-        return "the same value for every speaker: nothing to correlate"
+        return f"the same value for every {unit}: nothing to correlate"
     return ""
 
 
-def _speaker_sets(values: pd.DataFrame, ground_truth: pd.Series, allowed: set[str]) -> SpeakerSets:
-    """:func:`speaker_sets` on the speaker × metric table; ``allowed``: allowlisted metrics."""
+def _common_sets(
+    values: pd.DataFrame, ground_truth: pd.Series, allowed: set[str], unit: str = "speaker"
+) -> SpeakerSets:
+    """:func:`speaker_sets` on a ``unit`` × metric table (speakers, or utterances at the
+    utterance level); ``allowed``: allowlisted metrics."""
     rated = values.reindex(ground_truth.dropna().index.sort_values())
     has_value = rated.notna()
-    reasons = {m: _why_not_constraining(rated[m], allowed) for m in sorted(rated.columns)}
+    reasons = {m: _why_not_constraining(rated[m], allowed, unit) for m in sorted(rated.columns)}
     constraining = [m for m, why in reasons.items() if not why]
     missing = {
         speaker: [m for m in constraining if not has_value.at[speaker, m]]
@@ -382,9 +408,7 @@ def _metadata_by_metric(metadata: pd.DataFrame, metrics: Collection[str]) -> pd.
     if missing:
         raise ValueError(f"metrics metadata has no entry for: {', '.join(missing)}")
     table = table.loc[sorted(metrics)]
-    bad_category = sorted(set(table["category"]) - set(CATEGORIES))
-    if bad_category:
-        raise ValueError(f"unknown metric categories {bad_category}; known: {list(CATEGORIES)}")
+    categories.require_known(table["category"])
     for direction in table["direction"]:
         _check_direction(direction)
     return table
@@ -406,7 +430,7 @@ def correlate_metrics(
     with a value for the metric that the common-set rule left out, and the metrics that did.
     """
     values = _wide_values(speakers_long)
-    sets = _speaker_sets(values, ground_truth, _allowlisted_metrics(speakers_long, allowlist))
+    sets = _common_sets(values, ground_truth, _allowlisted_metrics(speakers_long, allowlist))
     meta = _metadata_by_metric(metadata, sets.used)
     rows = []
     for metric in sorted(sets.used):
@@ -432,6 +456,88 @@ def correlate_metrics(
     return pd.DataFrame(rows, columns=list(CORRELATION_COLUMNS)).astype(
         {"direction": "int64", "n": "int64", "n_no_value": "int64", "n_excluded": "int64"}
     )
+
+
+UTTERANCE_CORRELATION_COLUMNS: tuple[str, ...] = (
+    "metric",
+    "category",
+    "direction",
+    "n",
+    "n_speakers",
+    "n_no_value",
+    "n_excluded",
+    "pearson_r",
+    "spearman_rho",
+    "aligned_r",
+    "reason",
+    "excluded_by",
+)
+"""Columns of :func:`utterance_correlations`: ``n`` utterances correlated, from ``n_speakers``
+speakers."""
+
+
+def utterance_correlations(
+    scores_long: pd.DataFrame, utt2score: pd.Series, metadata: pd.DataFrame
+) -> pd.DataFrame:
+    """Utterance-level Pearson r of every metric with ``utt2score``, as PathBench's
+    ``scripts/evaluate_utt2score.py`` computes it; one row per metric, sorted by metric.
+
+    ``scores_long`` holds utterance scores (``utt_id``, ``speaker_id``, ``metric``, ``score``;
+    NaN is no value), ``utt2score`` the rating of every utterance of the dataset (NaN: none),
+    ``metadata`` as for :func:`correlate_metrics`. As in PathBench, every metric is
+    correlated on one set: the rated utterances with a value for every metric, with no
+    allowlist; r is ``np.corrcoef``'s, unaligned, and ``aligned_r`` is ``direction × r``.
+    Where PathBench's results would be meaningless this follows the speaker level instead: an
+    unrated (``N/A``) utterance leaves the set (in PathBench its NaN turns every r into NaN),
+    a metric with fewer than ``MIN_SPEAKERS`` values or one constant value does not shrink
+    the set (in PathBench it could empty it), and both reference sets share the one set
+    (PathBench runs once per reference set). Spearman's rho is given too; p-values and a
+    bootstrap interval are not, because a speaker's utterances are not independent samples
+    and statistics that treat them as such would overstate the certainty.
+    ``excluded_by`` counts, per constraining metric, the utterances that metric removed.
+    """
+    if scores_long.empty:
+        return pd.DataFrame(columns=list(UTTERANCE_CORRELATION_COLUMNS))
+    values = _wide_values(scores_long, "utt_id", "score", "utterance scores")
+    for metric in values.columns:
+        _refuse_infinite(values[metric].dropna(), f"utterances ({metric})")
+    speaker_of = scores_long.drop_duplicates("utt_id").set_index("utt_id")["speaker_id"]
+    sets = _common_sets(values, utt2score, set(), "utterance")
+    meta = _metadata_by_metric(metadata, sets.used)
+    rated = utt2score.dropna().index
+    rows = []
+    for metric in sorted(sets.used):
+        used = sets.used[metric]
+        x = values.loc[used, metric].to_numpy(dtype="float64")
+        y = utt2score.loc[used].to_numpy(dtype="float64")
+        reason = _no_correlation_reason(x, y, "utterance")
+        r = rho = np.nan
+        if not reason:
+            from scipy import stats  # as in correlate_predictions: only when there is an r
+
+            r = float(np.corrcoef(x, y)[0, 1])
+            rho = float(stats.spearmanr(x, y).statistic)
+        direction = int(meta.at[metric, "direction"])
+        removed = pd.Series([m for by in sets.excluded[metric].values() for m in by])
+        rows.append(
+            {
+                "metric": metric,
+                "category": meta.at[metric, "category"],
+                "direction": direction,
+                "n": len(used),
+                "n_speakers": speaker_of.loc[used].nunique(),
+                "n_no_value": int((~rated.isin(values.index[values[metric].notna()])).sum()),
+                "n_excluded": len(sets.excluded[metric]),
+                "pearson_r": r,
+                "spearman_rho": rho,
+                "aligned_r": direction * r,
+                "reason": reason,
+                "excluded_by": "; ".join(
+                    f"{m}: {n}" for m, n in sorted(removed.value_counts().items())
+                ),
+            }
+        )
+    return pd.DataFrame(rows, columns=list(UTTERANCE_CORRELATION_COLUMNS))
 
 
 def write_correlations(table: pd.DataFrame, path: str | Path, settings: object = None) -> None:

@@ -1,6 +1,16 @@
+from pathbench_flow.reporting.results_table import results_columns
+
+# The results table orders the datasets outside PathBench's columns as the config lists them.
+TABLE_DATASETS = list(config["datasets"])
+# Two datasets in one results-table column, or a task without a corpus, stop the run here,
+# before any job, rather than at the results table at its end.
+results_columns(config["datasets"])
+
+
 localrules:
     aggregate_speakers,
     correlate,
+    correlate_utterances,
     plot_dataset,
     export_speaker_csv,
     results_table,
@@ -55,6 +65,35 @@ rule correlate:
         "../../scripts/correlate.py"
 
 
+# Planned for datasets that ship utt2score (all_targets): PathBench's utterance-level
+# correlations, beside the speaker-level ones in the report.
+rule correlate_utterances:
+    input:
+        manifest="results/{dataset}/manifest.parquet",
+        utt2score=lambda wc: utterance_ratings(wc.dataset),
+        scores=lambda wc: utterance_scores(wc.dataset) + reference_scores(wc.dataset),
+    output:
+        report(
+            "results/{dataset}/utterance_correlations.csv",
+            caption="../report/utterance_correlations.rst",
+            category="Correlations",
+            subcategory="{dataset}",
+            labels={"dataset": "{dataset}", "table": "utterance correlations"},
+        ),
+    log:
+        "logs/{dataset}/correlate_utterances.log",
+    conda:
+        "../envs/pathbench.yaml"
+    threads: 1
+    resources:
+        # The same work as the speaker-level correlation, over utterances.
+        **RESOURCES["correlate"],
+    params:
+        version=VERSION,
+    script:
+        "../../scripts/correlate_utterances.py"
+
+
 rule plot_dataset:
     input:
         speakers="results/{dataset}/speakers.parquet",
@@ -85,6 +124,7 @@ rule plot_dataset:
         **RESOURCES["plot_dataset"],
     params:
         allowlist=config["correlation"]["allowlist"],
+        version=VERSION,
     script:
         "../../scripts/plot_dataset.py"
 
@@ -101,13 +141,15 @@ rule export_speaker_csv:
     threads: 1
     resources:
         **RESOURCES["export_speaker_csv"],
+    params:
+        version=VERSION,
     script:
         "../../scripts/export_speaker_csv.py"
 
 
 rule results_table:
     input:
-        expand("results/{dataset}/correlations.parquet", dataset=DATASETS),
+        expand("results/{dataset}/correlations.parquet", dataset=TABLE_DATASETS),
     output:
         csv=report(
             "results/results_table.csv",
@@ -116,6 +158,12 @@ rule results_table:
             labels={"table": "metrics × datasets"},
         ),
         parquet="results/results_table.parquet",
+        pathbench=report(
+            "results/pathbench_table.csv",
+            caption="../report/pathbench_table.rst",
+            category="Results table",
+            labels={"table": "PathBench's results_table.csv"},
+        ),
         heatmap=report(
             "results/plots/results_heatmap.png",
             caption="../report/heatmap.rst",
@@ -137,14 +185,17 @@ rule results_table:
     resources:
         **RESOURCES["results_table"],
     params:
-        datasets=DATASETS,
+        # Read by the report's caption only: the table's row groups, from the one list.
+        categories=[category.table_name for category in CATEGORIES],
+        datasets=TABLE_DATASETS,
         dataset_settings={
             name: {
                 key: config["datasets"][name][key]
                 for key in ("path", "corpus", "task", "condition")
                 if key in config["datasets"][name]
             }
-            for name in DATASETS
+            for name in TABLE_DATASETS
         },
+        version=VERSION,
     script:
         "../../scripts/results_table.py"

@@ -1,0 +1,12 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from pathbench_flow.stages.analysis import correlate_utterances
+
+correlate_utterances(
+    snakemake.input.manifest,
+    snakemake.input.utt2score,
+    snakemake.input.scores,
+    snakemake.output[0],
+)
