@@ -4,12 +4,9 @@
 #   apptainer build pathbench-flow-0.1.0.sif docker-daemon://pathbench-flow:0.1.0
 # `--build-arg EXTRAS=neural` adds PathBench's model-based measures (torch from PyPI: a
 # multi-GB CUDA build, which a GPU cluster wants); models are never downloaded at run time.
+# Phonemes need no system package: the extra brings phonemizer-fork and espeakng-loader, whose
+# bundled libespeak-ng 1.52.0 is closer to PathBench's pinned build than Debian's 1.51.
 FROM python:3.11-slim
-
-# espeak-ng phonemises the reference texts of the model-based measures.
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends espeak-ng \
-    && rm -rf /var/lib/apt/lists/*
 
 ARG EXTRAS=""
 # A regular install (not editable): jobs import the package from site-packages, never from the

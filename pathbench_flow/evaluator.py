@@ -24,8 +24,9 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from pathbench_flow import SAMPLE_RATE
+from pathbench_flow import SAMPLE_RATE, tracks
 from pathbench_flow.audio import load_shared
+from pathbench_flow.categories import AUDIO, LOOKUP, SIGNAL, SPEAKER, TEXT
 from pathbench_flow.data.references import ReferenceAudio
 from pathbench_flow.status import ERROR, GOOD_TRIMS, OK, UNSUPPORTED_LANGUAGE, NoScore
 
@@ -114,6 +115,7 @@ class Evaluator(ABC):
     pathbench_compatible: ClassVar[bool] = False
     level: ClassVar[str] = "utterance"
     category: ClassVar[str]
+    """A :attr:`pathbench_flow.categories.Category.key`; the correlation stage refuses others."""
     trimmable: ClassVar[bool] = False
     """Whether the ``fa`` (forced-alignment-trimmed) variant makes sense for this measure, i.e.
     whether :meth:`trimmed` returns a wrapper."""
@@ -134,8 +136,10 @@ class Evaluator(ABC):
 
     @classmethod
     def uses_gpu(cls, options: dict[str, Any]) -> bool:
-        """Whether a job of this evaluator with ``options`` runs a neural model (the rules'
-        ``gpu`` resource); signal measures do not."""
+        """Whether a job of this evaluator with ``options`` runs a neural model; signal
+        measures do not. The one question the workflow asks: with the config's ``device`` it
+        gives the rules' ``gpu`` resource, and a job that runs a model checks at its start
+        that the device is there."""
         return False
 
     @classmethod
@@ -143,6 +147,25 @@ class Evaluator(ABC):
         """The shared tracks a job of this evaluator with ``options`` reads (default:
         :attr:`shared_tracks`)."""
         return cls.shared_tracks
+
+    @classmethod
+    def track_uses(cls, options: dict[str, Any]) -> tuple[tracks.TrackUse, ...]:
+        """The tracks :meth:`uses_tracks` names, and for which utterances: what the workflow
+        plans track files from. The default reads fixed tracks (:data:`tracks.TRACKS`) for
+        every utterance; model measures read tracks of their models, for the languages they
+        score.
+
+        Raises:
+            ValueError: a name that is no fixed track.
+        """
+        names = cls.uses_tracks(options)
+        unknown = sorted(set(names) - set(tracks.TRACKS))
+        if unknown:
+            raise ValueError(
+                f"evaluator {cls.name!r} declares unknown shared tracks {unknown}; "
+                f"known: {sorted(tracks.TRACKS)} (pathbench_flow.tracks)"
+            )
+        return tuple(tracks.TrackUse(tracks.TRACKS[name]) for name in names)
 
     def supports(self, language: str) -> bool:
         return self.languages is None or language in self.languages
@@ -173,7 +196,7 @@ class Evaluator(ABC):
 class LookupEvaluator(Evaluator):
     """Pre-computed values (spk2score, spk2age, …): ``score(utt_id)``."""
 
-    category = "lookup"
+    category = LOOKUP.key
 
     @abstractmethod
     def score(self, utt_id: str) -> Score: ...
@@ -185,7 +208,7 @@ class LookupEvaluator(Evaluator):
 class ReferenceFreeEvaluator(Evaluator):
     """Audio-only measures: ``score(utt_id, audio_path, start, end)`` → ``_score_audio``."""
 
-    category = "reference-free signal"
+    category = SIGNAL.key
     trimmable = True
 
     @abstractmethod
@@ -208,7 +231,7 @@ class ReferenceFreeEvaluator(Evaluator):
 class ReferenceTxtEvaluator(Evaluator):
     """Measures that need the transcription: ``score(…, transcription, language)``."""
 
-    category = "reference-text"
+    category = TEXT.key
 
     @abstractmethod
     def score(
@@ -230,7 +253,7 @@ class ReferenceTxtEvaluator(Evaluator):
 class ReferenceAudioEvaluator(Evaluator):
     """Comparison with reference recordings of the same text: ``score(…, reference_audios)``."""
 
-    category = "reference-audio"
+    category = AUDIO.key
 
     @abstractmethod
     def score(
@@ -249,7 +272,7 @@ class ReferenceAudioEvaluator(Evaluator):
 class ReferenceTxtAndAudioEvaluator(Evaluator):
     """References plus transcription (trimmed reference measures)."""
 
-    category = "reference-audio"
+    category = AUDIO.key
 
     @abstractmethod
     def score(
@@ -278,7 +301,7 @@ class ReferenceTxtAndAudioEvaluator(Evaluator):
 class ReferenceFreeSpeakerEvaluator(Evaluator):
     """Speaker-level measures over all of a speaker's audio: ``_score_audio_list(audios)``."""
 
-    category = "reference-free speaker"
+    category = SPEAKER.key
     level = "speaker"
     trimmable = True
 
@@ -357,7 +380,7 @@ class TrimmedReferenceFreeEvaluator(ReferenceTxtEvaluator):
     """
 
     languages = None
-    category = "reference-free signal"
+    category = SIGNAL.key
 
     def __init__(self, inner: ReferenceFreeEvaluator, trimmer: Trimmer) -> None:
         self.inner, self.trimmer = inner, trimmer
@@ -382,7 +405,7 @@ class TrimmedReferenceFreeSpeakerEvaluator(Evaluator):
     reads them from the items."""
 
     level = "speaker"
-    category = "reference-free speaker"
+    category = SPEAKER.key
 
     def __init__(self, inner: ReferenceFreeSpeakerEvaluator, trimmer: Trimmer) -> None:
         self.inner, self.trimmer = inner, trimmer

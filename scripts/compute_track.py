@@ -2,13 +2,17 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
+from pathbench_flow import tracks
 from pathbench_flow.stages.tracks import compute_track
 
 compute_track(
     snakemake.input.manifest,
     int(snakemake.wildcards.shard),
-    snakemake.wildcards.track,
+    tracks.Track(**snakemake.params.track),
     snakemake.wildcards.variant,
     snakemake.output[0],
     trim_paths=list(snakemake.input.trims),
+    languages=snakemake.params.languages,
+    batch_size=snakemake.params.batch_size,
 )
+print(tracks.summary(), file=sys.stderr)

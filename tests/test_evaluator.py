@@ -20,7 +20,12 @@ from pathbench_flow.evaluator import (
     guarded,
 )
 from pathbench_flow.io import read_parquet
-from pathbench_flow.stages.score import score_speakers, score_utterances
+from pathbench_flow.stages.score import (
+    ScoringFailed,
+    require_a_result,
+    score_speakers,
+    score_utterances,
+)
 from pathbench_flow.stages.validate import validate_dataset
 from pathbench_flow.status import NoScore
 
@@ -161,3 +166,49 @@ def test_score_speakers_one_row_per_speaker(manifest, tmp_path):
     frame = score_speakers(manifest, "f0_range", tmp_path / "f0.parquet")
     assert list(frame["speaker_id"]) == ["spk1", "spk2"]
     assert (frame["status"] == "ok").all() and np.allclose(frame["score"], 0.0, atol=5.0)
+
+
+def test_a_shard_whose_every_utterance_errors_stops_its_job_naming_the_first(
+    plugin, manifest, tmp_path
+):
+    """Errors only: the evaluator is broken, so the job fails rather than write a table of holes,
+    and says which utterance failed first and why."""
+    root = manifest.parent / "data"
+    write_lines(root / "text", [f"{utt} boom" for utt in ("spk1_u0", "spk1_u1")])
+    write_lines(root / "utt2spk", ["spk1_u0 spk1", "spk1_u1 spk1"])
+    write_lines(root / "wav.scp", ["spk1_u0 wav/spk1_u0.wav", "spk1_u1 wav/spk1_u1.wav"])
+    write_lines(root / "spk2score", ["spk1 80"])
+    write_lines(root / "spk2gender", ["spk1 f"])
+    broken = tmp_path / "broken.parquet"
+    validate_dataset(root, broken, tmp_path / "broken.json", n_shards=1)
+    output = tmp_path / "scores.parquet"
+    with pytest.raises(ScoringFailed) as failed:
+        score_utterances(broken, 0, "example_words_per_second", output)
+    message = str(failed.value)
+    assert message.startswith(f"example_words_per_second: all 2 rows of {output} have status")
+    assert "utt_id 'spk1_u0'" in message and "RuntimeError: the example plugin explodes" in message
+    assert not output.exists()
+
+
+def test_one_error_among_successes_and_outcome_statuses_still_write(plugin, manifest, tmp_path):
+    """Shard 1 holds the one failing utterance next to a scored one; a shard in a language the
+    evaluator does not support has no value at all, which is an outcome, not a failure."""
+    mixed = score_utterances(manifest, 1, "example_words_per_second", tmp_path / "mixed.parquet")
+    assert sorted(mixed["status"]) == ["error", "ok"] and (tmp_path / "mixed.parquet").is_file()
+    root = manifest.parent / "data"
+    write_lines(root / "language", ["nl"])
+    dutch = tmp_path / "dutch.parquet"
+    validate_dataset(root, dutch, tmp_path / "dutch.json", n_shards=1)
+    outcome = score_utterances(dutch, 0, "example_words_per_second", tmp_path / "nl.parquet")
+    assert (outcome["status"] == "unsupported_language").all()
+    assert (tmp_path / "nl.parquet").is_file()
+
+
+def test_all_rows_failing_is_refused_for_every_scoring_table(tmp_path):
+    rows = [{"speaker_id": s, "metric": "vsa", "status": "error", "message": f"E{s}"} for s in "ab"]
+    with pytest.raises(
+        ScoringFailed, match="all 2 rows of out.parquet.*speaker_id 'a' \\(vsa\\): Ea"
+    ):
+        require_a_result(rows, "out.parquet", "vsa")
+    require_a_result([*rows, {**rows[0], "status": "too_short"}], "out.parquet", "vsa")
+    require_a_result([], "out.parquet", "vsa")

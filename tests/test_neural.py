@@ -5,6 +5,7 @@ workflow too; ``-m models`` checks PathBench's published values with the real we
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -17,9 +18,9 @@ import soundfile as sf
 import yaml
 from speech_fixtures import require_espeak
 
-from pathbench_flow import registry
+from pathbench_flow import registry, tracks
 from pathbench_flow.evaluator import Item, evaluate_all
-from pathbench_flow.neural import ctc, phonemes
+from pathbench_flow.neural import ctc, models, phonemes
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pathbench-audio"
 BLUE = {name: str(FIXTURES / f"BLUE_{name}.wav") for name in ("japanese10", "english32")}
@@ -51,18 +52,41 @@ def test_forced_path_and_articulatory_precision_on_a_known_matrix() -> None:
     probs[np.arange(6), best] = 0.9
     path = ctc.forced_path(np.log(probs), [1, 2], blank)
     assert path.tolist() == best
-    assert ctc.articulatory_precision(probs, [1, 2], blank) == pytest.approx(0.9)
+    assert ctc.articulatory_precision(np.log(probs), [1, 2], blank) == pytest.approx(0.9)
     with pytest.raises(ValueError, match="do not fit"):
         ctc.forced_path(np.log(probs[:2]), [1, 1], blank)  # a repeat needs a blank between
 
 
-def test_articulatory_precision_maximises_summed_posteriors_like_pathbench() -> None:
-    # PathBench aligns posteriors as if they were log-posteriors: the path maximises their sum,
-    # here one token frame and three blanks, where log-posteriors would give four token frames.
+def test_articulatory_precision_follows_the_most_likely_path_like_pathbench() -> None:
+    # PathBench aligns log_softmax(logits) with torchaudio and averages exp(score) over the
+    # token frames: here all four frames are the token (a path through posteriors' sum would
+    # take one token frame and three blanks, and score 0.95).
     probs = np.array([[0.05, 0.95], [0.73, 0.27], [0.55, 0.45], [0.23, 0.77]])
     assert ctc.forced_path(np.log(probs), [1], 0).tolist() == [1, 1, 1, 1]
-    assert ctc.forced_path(probs, [1], 0).tolist() == [1, 0, 0, 0]
-    assert ctc.articulatory_precision(probs, [1], 0) == pytest.approx(0.95)
+    expected = np.mean([0.95, 0.27, 0.45, 0.77])
+    assert ctc.articulatory_precision(np.log(probs), [1], 0) == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_tie_at_the_end_stays_in_the_last_token_like_torchaudio() -> None:
+    flat = np.log(np.full((2, 2), 0.5))
+    assert ctc.forced_path(flat, [1], 0).tolist() == [1, 1]
+
+
+def test_forced_path_equals_torchaudio_forced_align_ties_included() -> None:
+    """Paths torchaudio found for seeded matrices (benchmarks/forced_align_cases.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        from forced_align_cases import case
+    finally:
+        sys.path.pop(0)
+    frozen = json.loads((Path(__file__).parent / "data" / "forced_align_paths.json").read_text())
+    for index, expected in enumerate(frozen["paths"]):
+        scores, tokens = case(index)
+        if expected is None:
+            with pytest.raises(ValueError, match="do not fit"):
+                ctc.forced_path(scores, tokens, 0)
+        else:
+            assert ctc.forced_path(scores, tokens, 0).tolist() == expected, index
 
 
 def test_confidence_and_greedy_decoding() -> None:
@@ -150,7 +174,8 @@ def options(tiny, name: str, **extra) -> dict:
         "double_asr": ("models", "lm"),
         "artp_double_asr": ("model", "models", "lm"),
     }[name]
-    return {k: chosen[k] for k in keys} | {k: v for k, v in extra.items() if k == "batch_size"}
+    passed = {k: v for k, v in extra.items() if k in ("batch_size", "compat")}
+    return {k: chosen[k] for k in keys} | passed
 
 
 @pytest.fixture(scope="module")
@@ -173,10 +198,18 @@ def items(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", NEURAL)
-def test_values_are_finite_and_deterministic_across_runs_and_batch_sizes(tiny, items, name):
-    one = evaluate_all(registry.create(name, **options(tiny, name, batch_size=1)), items)
-    again = evaluate_all(registry.create(name, **options(tiny, name, batch_size=1)), items)
-    batched = evaluate_all(registry.create(name, **options(tiny, name, batch_size=4)), items)
+def test_values_are_finite_and_deterministic_across_runs_and_batch_sizes(
+    tiny, items, name, monkeypatch
+):
+    def run(batch_size: int) -> list:
+        tracks.forget()  # each run computes its models' outputs itself
+        return evaluate_all(
+            registry.create(name, **options(tiny, name, batch_size=batch_size)), items
+        )
+
+    one, again = run(1), run(1)
+    monkeypatch.setattr(models.CTCModel, "_batches", lambda self: True)  # padded, as on a GPU
+    batched = run(4)
     assert one == again  # bit-identical, messages included
     for a, b, item in zip(one, batched, items, strict=True):
         expected_ok = not (name in ("artp_double_asr", "double_asr") and item.language == "nl")
@@ -201,11 +234,41 @@ def test_statuses_for_short_audio_and_unsupported_language(tiny, items, tmp_path
 
 
 @pytest.mark.parametrize("name", ["artp", "dper", "per"])
-def test_empty_phonemisation_is_a_status(tiny, items, name):
+def test_empty_phonemisation_is_a_status_under_compat_none(tiny, items, name):
     score = evaluate_all(
-        registry.create(name, **options(tiny, name)), [replace(items[0], transcription="?!")]
+        registry.create(name, **options(tiny, name, compat="none")),
+        [replace(items[0], transcription="?!")],
     )[0]
     assert score.status == "empty_phonemisation" and score.value is None
+
+
+@pytest.mark.parametrize("name", ["dper", "per"])
+def test_an_empty_reference_is_scored_as_pathbench_scores_it(tiny, items, name):
+    """PathBench hands an empty reference to jiwer 4, which counts every hypothesis phone as
+    an insertion over a length of one; ArtP has nothing to align and gives no score."""
+    item = replace(items[3], transcription="?!")
+    ours = registry.create(name, **options(tiny, name))
+    score = evaluate_all(ours, [item])[0]
+    heard = evaluate_all(registry.create(name, **options(tiny, name, compat="none")), [item])[0]
+    assert score.status == "ok"
+    assert score.value == float(len(_hypothesis_phones(ours, name, item)))
+    assert heard.status == "empty_phonemisation"
+    artp = evaluate_all(registry.create("artp", **options(tiny, "artp")), [item])[0]
+    assert artp.status == "empty_phonemisation" and artp.value is None
+
+
+def _hypothesis_phones(evaluator, name: str, item: Item) -> tuple[str, ...]:
+    """What the measure compares against the (empty) reference, decoded PathBench's way."""
+    from pathbench_flow.audio import load_shared
+
+    audio = load_shared(item.audio_path, item.start, item.end)
+    transcripts = evaluator._transcripts
+    if name == "dper":
+        model = evaluator._phone_model()
+        return tuple(transcripts.phones_heard(model, model.log_posteriors([audio])[0]))
+    model = evaluator._asr_model(item.language)
+    text = transcripts.text(model, model.log_posteriors([audio])[0])
+    return transcripts.phones(text, item.language)
 
 
 @pytest.mark.parametrize("name", ["artp_double_asr", "double_asr"])
@@ -225,6 +288,7 @@ def test_a_model_gives_the_same_value_from_a_directory_and_from_the_cache(tiny, 
     monkeypatch.setenv("HF_HUB_CACHE", tiny["cache"])
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     registry.info("artp").cls.preflight({"model": "tiny/phone"})
+    tracks.forget()  # the model in the cache computes its outputs itself
     from_cache = evaluate_all(registry.create("artp", model="tiny/phone"), items)
     assert from_cache == from_dir and all(s.status == "ok" for s in from_dir)
 
@@ -233,6 +297,7 @@ def test_nad_with_wav2vec2_layer_features(tiny, items):
     references = ((BLUE["english32"], 0.0, -1.0), (items[1].audio_path, 0.0, -1.0))
     test = replace(items[-1], reference_audios=references)
     first = registry.create("nad", model=tiny["phone"]).evaluate(test)
+    tracks.forget()  # computed again, not remembered
     second = registry.create("nad", model=tiny["phone"]).evaluate(test)
     mfcc = registry.create("nad", features="mfcc").evaluate(test)
     assert first.status == "ok" and np.isfinite(first.value) and first == second
@@ -263,28 +328,97 @@ def test_wav2vec2_trimmer_follows_pathbench_rule(tiny, tmp_path):
     assert trimmer.trim(str(short), "blue", "en").record.status == "failed_fallback"
 
 
+MODEL_ROWS = {
+    "double_asr": ("Double ASR", "Reference-Free (Model)"),
+    "artp_double_asr": ("DArtP", "Reference-Free (Model)"),
+    "artp_old": ("Confidence", "Reference-Free (Model)"),
+    "per": ("PER (SEM)", "Reference-Text"),
+    "dper": ("PER (Phone)", "Reference-Text"),
+    "artp": ("ArtP", "Reference-Text"),
+    "nad_fa_all": ("NAD", "Reference-Audio (Parallel)"),
+}
+"""PathBench's rows of its seven model measures (its results_table.csv), in its order."""
+
+
+def _rated_dataset(root: Path) -> Path:
+    """Four rated speakers saying the same two texts, each utterance its own tone in noise, so
+    every measure varies across speakers and every utterance has three NAD references."""
+    from kaldi_builder import tone, write_kaldi
+
+    (root / "wav").mkdir(parents=True)
+    rng = np.random.default_rng(7)
+    speakers = {f"s{k}": ("fm"[k % 2], str(20 * (k + 1))) for k in range(4)}
+    wav, text, utt2spk = [], [], []
+    for k, speaker in enumerate(speakers):
+        for j, sentence in enumerate(("the cat", "blue water")):
+            utt = f"{speaker}_u{j}"
+            audio = tone(1.0 + 0.2 * k, freq=150.0 + 60 * k + 25 * j)
+            sf.write(
+                root / "wav" / f"{utt}.wav",
+                audio + 0.05 * rng.standard_normal(len(audio)),
+                16000,
+                subtype="PCM_16",
+            )
+            wav.append(f"{utt} wav/{utt}.wav")
+            text.append(f"{utt} {sentence}")
+            utt2spk.append(f"{utt} {speaker}")
+    write_kaldi(root, wav, text, utt2spk, speakers)
+    return root
+
+
 @pytest.mark.slow
 def test_the_workflow_scores_every_neural_measure(tiny, tmp_path):
-    from kaldi_builder import build_dataset
+    """All seven model measures in one config run to the results table and the report, where
+    they are PathBench's rows under its names and categories."""
+    import pandas as pd
     from workflow_run import copy_workflow, snakemake
 
     from pathbench_flow.io import read_parquet
 
     workdir = copy_workflow(tmp_path / "run")
-    dataset = build_dataset(tmp_path / "data")
     config_path = workdir / "config" / "config.yaml"
     config = yaml.safe_load(config_path.read_text())
-    config["datasets"] = {"tiny": {"path": str(dataset), "trim_backend": "energy"}}
-    config["evaluators"] = list(NEURAL)
+    config["datasets"] = {
+        "tiny": {"path": str(_rated_dataset(tmp_path / "data")), "trim_backend": "energy"}
+    }
+    config["evaluators"] = [*NEURAL, "nad"]
     config["evaluator_options"] = {name: options(tiny, name) for name in NEURAL}
-    config["variants"] = ["raw"]
+    config["evaluator_options"]["nad"] = {"model": tiny["phone"]}
+    config["variants"] = ["raw", "fa"]
+    config["reference_types"] = ["all"]
+    config["openset"] = {"enabled": False}
     config_path.write_text(yaml.safe_dump(config, allow_unicode=True))
-    targets = [f"results/tiny/scores/{name}/0.parquet" for name in NEURAL]
-    snakemake(workdir, "--cores", "2", *targets)
+    snakemake(workdir, "--cores", "2")
     for name in NEURAL:
-        frame = read_parquet(workdir / f"results/tiny/scores/{name}/0.parquet")
-        assert len(frame) == 4 and (frame["status"] == "ok").all(), frame
+        frame = read_parquet(workdir / f"results/tiny/scores/{name}/0000.parquet")
+        assert len(frame) == 8 and (frame["status"] == "ok").all(), frame
         assert np.isfinite(frame["score"]).all()
+    nad = read_parquet(workdir / "results/tiny/reference_scores/nad/fa/all/0000.parquet")
+    assert (nad["status"] == "ok").all() and (nad["n_references"] == 3).all(), nad
+
+    table = pd.read_csv(workdir / "results/results_table.csv").set_index("metric")
+    model_rows = table.loc[list(MODEL_ROWS)]
+    named = zip(model_rows["row"], model_rows["category"], strict=True)
+    assert dict(zip(model_rows.index, named, strict=True)) == MODEL_ROWS
+    assert model_rows["in_pathbench_table"].all()
+    assert [m for m in table.index if m in MODEL_ROWS] == list(MODEL_ROWS)  # PathBench's order
+    correlations = pd.read_csv(workdir / "results/tiny/correlations.csv").set_index("metric")
+    correlated = correlations.loc[list(MODEL_ROWS)]
+    assert correlated["n"].eq(4).all()
+    # Random weights can give every speaker the same value (e.g. PER 1.0): no r, and it says why.
+    has_r = correlated["pearson_r"].notna()
+    assert has_r.sum() >= 5 and correlated.loc[~has_r, "reason"].str.contains("constant").all()
+    assert (model_rows["n_datasets"] == has_r.astype(int)).all()
+    for figure in [
+        "results/plots/results_heatmap.png",
+        "results/tiny/plots/aligned_r.png",
+        *(f"results/tiny/plots/scatter/{metric}.png" for metric in MODEL_ROWS),
+    ]:
+        assert (workdir / figure).stat().st_size > 1000, figure
+    assert (workdir / "results/comparisons.csv").is_file()
+    snakemake(workdir, "--report", "report.html")
+    report = (workdir / "report.html").read_text(encoding="utf-8")
+    assert len(report) > 10_000 and "Reference-Free (Model), Reference-Text" in report
 
 
 # --- real weights: PathBench's published values ----------------------------------------------

@@ -26,6 +26,7 @@ from pathbench_flow.evaluators.signal import CPPSEvaluator, StdPitchEvaluator
 from pathbench_flow.evaluators.speaker import F0RangeEvaluator, VSAEvaluator
 from pathbench_flow.measures import cepstral, speech_rate, vsa
 from pathbench_flow.measures.pitch import pitch_track, praat_pitch
+from pathbench_flow.neural.models import ModelUnavailable
 from pathbench_flow.openset.features import utterance_features
 from pathbench_flow.status import TOO_SHORT, NoScore
 from pathbench_flow.tracks.store import (
@@ -173,10 +174,22 @@ def test_consumers_give_identical_results_from_track_files(tmp_path, speech):
     assert all(_same(a, b) for a, b in zip(reused[4], fresh[4], strict=True))
 
 
-def test_every_declared_track_exists():
-    declared = {name: registry.info(name).cls.uses_tracks({}) for name in registry.names()}
+def test_every_declared_track_exists(monkeypatch, tmp_path):
+    """Fixed tracks are tracks of :data:`tracks.TRACKS`; a model measure declares its model's
+    tracks, so without its model it declares none and fails as its preflight does (its tracks
+    are tested with tiny models in test_neural)."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    declared, without_model = {}, set()
+    for name in registry.names():
+        try:
+            declared[name] = registry.info(name).cls.uses_tracks({})
+        except ModelUnavailable:
+            without_model.add(name)
+    model_measures = {"artp", "artp_old", "artp_double_asr", "per", "dper", "double_asr", "nad"}
+    assert without_model == model_measures
     assert declared["cpps"] == ("cpps",) and declared["std_pitch"] == ("pitch",)
     assert CPPSEvaluator.uses_tracks({"implementation": "praat"}) == ()
+    assert registry.info("nad").cls.uses_tracks({"features": "mfcc"}) == ("nad_mfcc",)
     for names in [*declared.values(), tracks.OPENSET_FEATURE_TRACKS]:
         assert set(names) <= set(tracks.TRACKS), names
 

@@ -40,6 +40,24 @@ def test_a_user_config_stands_alone_without_the_demo(workdir):
     assert "openset" not in plan
 
 
+def test_utterance_correlations_are_planned_where_utt2score_exists(workdir):
+    """A dataset that ships utt2score (PathBench's YouTube layout here, with MDSC's command
+    task beside it) gets the utterance-level correlations; one without gets none."""
+    plan = dry_run(workdir, USER_CONFIG).stdout
+    assert "correlate_utterances" not in plan and "results/pathbench_table.csv" in plan
+    (workdir / "data" / "mine" / "utt2score").write_text("spk1_u0 3.5\nspk2_u1 N/A\n")
+    build_dataset(workdir / "data" / "mdsc" / "pathological" / "command" / "balanced")
+    config = USER_CONFIG | {
+        "datasets": {
+            "mine": {"path": "data/mine", "corpus": "youtube"},
+            "cmds": {"path": "data/mdsc/pathological/command/balanced"},
+        }
+    }
+    plan = dry_run(workdir, config).stdout
+    assert "results/mine/utterance_correlations.csv" in plan
+    assert "results/cmds/utterance_correlations.csv" not in plan
+
+
 def test_openset_without_a_grid_uses_the_default_grid(workdir):
     plan = dry_run(workdir, USER_CONFIG | {"openset": {"enabled": True}}).stdout
     assert "openset_features" in plan and "results/mine/openset/summary.json" in plan
@@ -55,6 +73,16 @@ def test_openset_without_a_grid_uses_the_default_grid(workdir):
         (
             {"datasets": {"mine": {"path": "data/mine", "reference": "data/ctl"}}},
             "datasets.mine.reference",
+        ),
+        ({"datasets": {"mine": {"path": "data/mine", "task": "command"}}}, "datasets.mine.task"),
+        (
+            {
+                "datasets": {
+                    "mine": {"path": "data/mine", "corpus": "YT"},
+                    "again": {"path": "data/mine", "corpus": "youtube"},
+                }
+            },
+            "both map to the results-table column 'YT Sentence Full'",
         ),
     ],
 )

@@ -11,8 +11,10 @@
 
 Options (``evaluator_options.<name>``): ``model`` (the phone model), ``models`` (language →
 ASR model; languages left out are ``unsupported_language``), ``lm`` (language → n-gram file,
-or one file for all), ``batch_size``. Models are loaded once per job by
-:mod:`pathbench_flow.neural.models`, which also does the up-front checks (``preflight``).
+or one file for all), ``batch_size`` (utterances per forward pass on a GPU). Models are loaded
+by :mod:`pathbench_flow.neural.models`, which also does the up-front checks (``preflight``).
+Each model's outputs are a shared track (:mod:`pathbench_flow.neural.model_tracks`): the
+workflow runs every model once per utterance, and the measures reading it share its outputs.
 
 The reference-free measures that need the utterance's language (DArtP, Double ASR) take the
 text-aware interface only to learn the language: they never read the transcription.
@@ -25,8 +27,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pathbench_flow import SAMPLE_RATE
+from pathbench_flow import SAMPLE_RATE, tracks
 from pathbench_flow.audio import load_shared
+from pathbench_flow.categories import MODEL, TEXT
 from pathbench_flow.evaluator import (
     Item,
     ReferenceFreeEvaluator,
@@ -34,8 +37,9 @@ from pathbench_flow.evaluator import (
     Score,
     guarded,
 )
+from pathbench_flow.evaluators.signal import NONE, PATHBENCH, compat_mode
 from pathbench_flow.languages import LANGUAGES
-from pathbench_flow.neural import ctc, phonemes
+from pathbench_flow.neural import ctc, model_tracks, phonemes
 from pathbench_flow.neural import lm as ngram
 from pathbench_flow.neural import models as loading
 from pathbench_flow.status import ERROR, TOO_SHORT, UNSUPPORTED_LANGUAGE, NoScore
@@ -44,6 +48,8 @@ EMPTY_PHONEMISATION = "empty_phonemisation"
 """Status when a text yields no phone the model knows (nothing to align or compare)."""
 LOAD_CHUNK = 64
 """Utterances whose audio is held in memory at once; the model batches within a chunk."""
+BATCH_SIZE = 8
+"""Utterances a model runs at once on a GPU (option ``batch_size``; the CPU runs one)."""
 PATHBENCH_LANGUAGES = LANGUAGES
 ASR_DEFAULT: Mapping[str, str] = loading.ASR_MODELS
 
@@ -51,6 +57,14 @@ ASR_DEFAULT: Mapping[str, str] = loading.ASR_MODELS
 def _chunks(indices: Sequence[int], size: int) -> Iterator[Sequence[int]]:
     for start in range(0, len(indices), size):
         yield indices[start : start + size]
+
+
+def _languages_by_model(directories: Mapping[str, str]) -> dict[str, list[str]]:
+    """Language → model directory turned around: each model with the languages it serves."""
+    served: dict[str, list[str]] = {}
+    for language, directory in sorted(directories.items()):
+        served.setdefault(directory, []).append(language)
+    return served
 
 
 class _ModelEvaluator:
@@ -61,7 +75,7 @@ class _ModelEvaluator:
     """
 
     uses: ClassVar[frozenset[str]] = frozenset()
-    category = "reference-text"
+    category = TEXT.key
     trimmable = False
 
     def __init__(
@@ -69,19 +83,22 @@ class _ModelEvaluator:
         model: str = loading.PHONE_MODEL,
         models: Mapping[str, str] | None = None,
         lm: str | Mapping[str, str] | None = None,
-        batch_size: int = 8,
+        batch_size: int = BATCH_SIZE,
+        compat: str = PATHBENCH,
     ) -> None:
         self._check(model, models, lm)
+        self.compat = compat_mode(self.name, compat, (PATHBENCH, NONE))
+        self._transcripts = _Transcripts(self.compat)
         self.batch_size = int(batch_size)
         self._lms = ngram.lm_paths(lm)
+        self._phone_dir, self._asr_dirs = self._directories(model, models)
         if "model" in self.uses:
-            self._phone_dir = str(loading.resolve(model, self._option("model")))
+            self._phone_track = model_tracks.ctc_track(self._phone_dir)
         if "models" in self.uses:
-            asr = dict(ASR_DEFAULT if models is None else models)
-            self.languages = tuple(sorted(asr))
-            self._asr_dirs = {
-                language: str(loading.resolve(name, self._option(f"models.{language}")))
-                for language, name in asr.items()
+            self.languages = tuple(sorted(self._asr_dirs))
+            self._asr_tracks = {
+                language: model_tracks.ctc_track(directory)
+                for language, directory in self._asr_dirs.items()
             }
 
     # --------------------------------------------------------------------- checking options
@@ -94,7 +111,7 @@ class _ModelEvaluator:
         """Every resource the options name, on this machine (raises ModelUnavailable)."""
         if "espeak" in cls.uses:
             try:
-                phonemes.espeak_binary()
+                phonemes.check_installed()
             except phonemes.PhonemiserMissing as error:
                 raise loading.ModelUnavailable(f"{cls.name}: {error}") from None
         if "model" in cls.uses:
@@ -105,6 +122,51 @@ class _ModelEvaluator:
         if "lm" in cls.uses:
             for language, path in ngram.lm_paths(lm).items():
                 ngram.check_lm(path, cls._option("lm" if language == "*" else f"lm.{language}"))
+
+    @classmethod
+    def _directories(
+        cls, model: str, models: Mapping[str, str] | None
+    ) -> tuple[str, dict[str, str]]:
+        """The phone model's directory ("" if unused) and each language's ASR model's."""
+        phone = str(loading.resolve(model, cls._option("model"))) if "model" in cls.uses else ""
+        if "models" not in cls.uses:
+            return phone, {}
+        return phone, {
+            language: str(loading.resolve(name, cls._option(f"models.{language}")))
+            for language, name in (ASR_DEFAULT if models is None else models).items()
+        }
+
+    @classmethod
+    def track_uses(cls, options: dict[str, Any]) -> tuple[tracks.TrackUse, ...]:
+        """The model outputs the measure reads, as tracks keyed by model
+        (:mod:`pathbench_flow.neural.model_tracks`), so measures naming the same model share
+        one track: the phone model's for the languages the measure scores, each ASR model's
+        for the languages mapped to it; a measure that needs an n-gram LM reads them only for
+        the languages that have one (the others are ``no_language_model`` unread)."""
+        phone_dir, asr_dirs = cls._directories(
+            options.get("model", loading.PHONE_MODEL), options.get("models")
+        )
+        scored = set(asr_dirs) if "models" in cls.uses else cls.languages
+        if "lm" in cls.uses:
+            lms = ngram.lm_paths(options.get("lm"))
+            scored = {language for language in asr_dirs if ngram.lm_for(lms, language)}
+        languages = None if scored is None else tuple(sorted(scored))
+        readers = [(phone_dir, languages)] if "model" in cls.uses else []
+        readers += [
+            (directory, tuple(sorted(set(mapped).intersection(languages or ()))))
+            for directory, mapped in _languages_by_model(asr_dirs).items()
+        ]
+        batch_size = int(options.get("batch_size", BATCH_SIZE))
+        uses = [
+            tracks.TrackUse(model_tracks.ctc_track(directory), read, batch_size)
+            for directory, read in readers
+            if read is None or read
+        ]
+        return tuple(tracks.merge_uses(uses).values())
+
+    @classmethod
+    def uses_tracks(cls, options: dict[str, Any]) -> tuple[str, ...]:
+        return tuple(use.track.name for use in cls.track_uses(options))
 
     @classmethod
     def uses_gpu(cls, options: dict[str, Any]) -> bool:
@@ -155,14 +217,18 @@ class _ModelEvaluator:
     def _score_chunk(self, items: list[Item], audios: list[np.ndarray]) -> list[Score]:
         raise NotImplementedError
 
+    def _outputs(self, track: tracks.Track, audios: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """A model's outputs for ``audios`` (read-only): from the job's track files, or run
+        now (the misses batched) and remembered for every other measure of the process."""
+        found = tracks.values(track, audios, SAMPLE_RATE, self.batch_size)
+        return [tracks.as_matrix(arrays) for arrays in found]
+
     def _by_language(self, items: list[Item], audios: list[np.ndarray]) -> dict[int, np.ndarray]:
         """ASR log-posteriors per item index, each language through its own model."""
         out: dict[int, np.ndarray] = {}
         for language in sorted({item.language for item in items}):
             picked = [i for i, item in enumerate(items) if item.language == language]
-            outputs = self._asr_model(language).log_posteriors(
-                [audios[i] for i in picked], self.batch_size
-            )
+            outputs = self._outputs(self._asr_tracks[language], [audios[i] for i in picked])
             out.update(zip(picked, outputs, strict=True))
         return out
 
@@ -178,29 +244,65 @@ class _ModelEvaluator:
         return ngram.load_decoder(tuple(asr.labels), path).decode(log_posteriors)
 
 
-def _text(model: loading.CTCModel, tokens: Sequence[int]) -> str:
-    """Greedy tokens of a character model as text (``|`` is the word delimiter)."""
-    labels = model.labels
-    return "".join(labels[t] for t in tokens if labels[t] not in model.specials).replace("|", " ")
+class _Transcripts:
+    """How a measure turns model outputs and texts into the token sequences it compares.
 
+    ``compat: pathbench`` (the default) does what PathBench e26aa32 does, so the values are
+    PathBench's: greedy output decoded by the model's tokenizer (``<s>``, ``</s>`` and
+    ``<unk>`` kept; cleaning later turns ``<unk>`` into ``unk``), espeak-ng's language-switch
+    flags kept as tokens, and a reference that phonemises to nothing scored as jiwer 4
+    scores it (every hypothesis phone an insertion over a length of one; 0.0 when both are
+    empty). ``compat: none`` is this project's reading: special tokens are not speech and are
+    dropped, flags are not phones and are removed, and a reference without phones has no
+    error rate (status ``empty_phonemisation``).
+    """
 
-def _phones(model: loading.CTCModel, tokens: Sequence[int]) -> list[str]:
-    """Greedy tokens of a phone model as phones (word delimiters and special tokens dropped)."""
-    labels = model.labels
-    return [labels[t] for t in tokens if labels[t] not in model.specials and labels[t] != "|"]
+    def __init__(self, compat: str) -> None:
+        self.pathbench = compat == PATHBENCH
+
+    def text(self, model: loading.CTCModel, log_posteriors: np.ndarray) -> str:
+        """A character model's greedy transcription (``|`` is the word delimiter)."""
+        if self.pathbench:
+            return model.greedy_text(log_posteriors)
+        labels = model.labels
+        tokens = ctc.greedy_tokens(log_posteriors, model.blank)
+        kept = "".join(labels[t] for t in tokens if labels[t] not in model.specials)
+        return kept.replace("|", " ")
+
+    def phones_heard(self, model: loading.CTCModel, log_posteriors: np.ndarray) -> list[str]:
+        """A phone model's greedy output as phones (word delimiters dropped)."""
+        if self.pathbench:
+            return model.greedy_text(log_posteriors).replace("|", " ").split()
+        labels = model.labels
+        tokens = ctc.greedy_tokens(log_posteriors, model.blank)
+        return [labels[t] for t in tokens if labels[t] not in model.specials and labels[t] != "|"]
+
+    def phones(self, text: str, language: str) -> tuple[str, ...]:
+        """``text`` cleaned and phonemised in ``language``."""
+        return phonemes.phonemise(text, language, keep_flags=self.pathbench)
+
+    def error_rate(self, reference: Sequence[str], hypothesis: Sequence[str], text: str) -> float:
+        """Phone error rate; ``text`` (the reference's source) names an empty reference."""
+        if reference:
+            return ctc.error_rate(reference, hypothesis)
+        if self.pathbench:
+            return float(len(hypothesis))
+        raise NoScore(EMPTY_PHONEMISATION, f"no phones in the reference {text!r}")
 
 
 def _artp(model: loading.CTCModel, log_posteriors: np.ndarray, phones: Sequence[str]) -> float:
     """ArtP of ``phones`` (already in the model's vocabulary) on one utterance."""
     try:
         ids = [model.vocab[p] for p in phones]
-        return ctc.articulatory_precision(np.exp(log_posteriors), ids, model.blank)
+        return ctc.articulatory_precision(log_posteriors, ids, model.blank)
     except ValueError as error:
         raise NoScore(TOO_SHORT, str(error)) from None
 
 
-def _reference_phones(model: loading.CTCModel, text: str, language: str) -> list[str]:
-    phones = phonemes.for_vocabulary(phonemes.phonemise(text, language), model.vocab)
+def _reference_phones(
+    model: loading.CTCModel, transcripts: _Transcripts, text: str, language: str
+) -> list[str]:
+    phones = phonemes.for_vocabulary(transcripts.phones(text, language), model.vocab)
     if not phones:
         raise NoScore(EMPTY_PHONEMISATION, f"no phone of the model's vocabulary in {text!r}")
     return phones
@@ -226,11 +328,10 @@ class _PhoneTextEvaluator(_TextModelEvaluator):
 
     def _score_chunk(self, items: list[Item], audios: list[np.ndarray]) -> list[Score]:
         model = self._phone_model()
-        outputs = model.log_posteriors(audios, self.batch_size)
+        outputs = self._outputs(self._phone_track, audios)
         return [self._one(model, it, lp) for it, lp in zip(items, outputs, strict=True)]
 
-    @staticmethod
-    def _one(model: loading.CTCModel, item: Item, log_posteriors: np.ndarray) -> Score:
+    def _one(self, model: loading.CTCModel, item: Item, log_posteriors: np.ndarray) -> Score:
         raise NotImplementedError
 
 
@@ -240,11 +341,12 @@ class ArtPEvaluator(_PhoneTextEvaluator):
     name = "artp"
     unit = "posterior"
 
-    @staticmethod
-    def _one(model: loading.CTCModel, item: Item, log_posteriors: np.ndarray) -> Score:
+    def _one(self, model: loading.CTCModel, item: Item, log_posteriors: np.ndarray) -> Score:
         return guarded(
             lambda: _artp(
-                model, log_posteriors, _reference_phones(model, item.transcription, item.language)
+                model,
+                log_posteriors,
+                _reference_phones(model, self._transcripts, item.transcription, item.language),
             )
         )
 
@@ -254,7 +356,7 @@ class ConfidenceEvaluator(_ModelEvaluator, ReferenceFreeEvaluator):
 
     name = "artp_old"
     unit = "posterior"
-    category = "reference-free model"
+    category = MODEL.key
     pathbench_compatible = True
     uses = frozenset({"model"})
 
@@ -264,11 +366,11 @@ class ConfidenceEvaluator(_ModelEvaluator, ReferenceFreeEvaluator):
         if len(audio) < loading.MIN_SAMPLES:
             raise NoScore(TOO_SHORT, f"{len(audio)} samples; at least {loading.MIN_SAMPLES}")
         model = self._phone_model()
-        return ctc.confidence(np.exp(model.log_posteriors([audio])[0]), model.blank)
+        return ctc.confidence(np.exp(self._outputs(self._phone_track, [audio])[0]), model.blank)
 
     def _score_chunk(self, items: list[Item], audios: list[np.ndarray]) -> list[Score]:
         model = self._phone_model()
-        outputs = model.log_posteriors(audios, self.batch_size)
+        outputs = self._outputs(self._phone_track, audios)
         return [guarded(lambda lp=lp: ctc.confidence(np.exp(lp), model.blank)) for lp in outputs]
 
 
@@ -282,7 +384,7 @@ class DArtPEvaluator(_TextModelEvaluator):
 
     name = "artp_double_asr"
     unit = "posterior"
-    category = "reference-free model"
+    category = MODEL.key
     pathbench_compatible = True
     uses = frozenset({"model", "models", "lm", "espeak"})
     FALLBACK = ("a",)
@@ -293,7 +395,9 @@ class DArtPEvaluator(_TextModelEvaluator):
 
         def compute() -> float:
             text = self._lm_decode(item.language, asr)
-            phones = phonemes.for_vocabulary(phonemes.phonemise(text, item.language), model.vocab)
+            phones = phonemes.for_vocabulary(
+                self._transcripts.phones(text, item.language), model.vocab
+            )
             if not phones:
                 phones = [p for p in self.FALLBACK if p in model.vocab]
                 note.append(f"no phone in the LM transcription {text!r}; aligned 'a'")
@@ -310,7 +414,7 @@ class DArtPEvaluator(_TextModelEvaluator):
         if not with_lm:
             return scores
         asr = self._by_language([items[i] for i in with_lm], [audios[i] for i in with_lm])
-        phone = self._phone_model().log_posteriors([audios[i] for i in with_lm], self.batch_size)
+        phone = self._outputs(self._phone_track, [audios[i] for i in with_lm])
         for k, i in enumerate(with_lm):
             scores[i] = self._one(items[i], asr[k], phone[k])
         return scores
@@ -332,18 +436,19 @@ class PEREvaluator(_TextModelEvaluator):
 
     def _one(self, item: Item, log_posteriors: np.ndarray) -> Score:
         model = self._asr_model(item.language)
-        hypothesis = _text(model, ctc.greedy_tokens(log_posteriors, model.blank))
-        return _rate(item.transcription, hypothesis, item.language)
+        hypothesis = self._transcripts.text(model, log_posteriors)
+        return _rate(self._transcripts, item.transcription, hypothesis, item.language)
 
 
-def _rate(reference: str, hypothesis: str, language: str) -> Score:
+def _rate(transcripts: _Transcripts, reference: str, hypothesis: str, language: str) -> Score:
     """Phone error rate of two texts phonemised in ``language``; the hypothesis is the message."""
 
     def compute() -> float:
-        ref = phonemes.phonemise(reference, language)
-        if not ref:
-            raise NoScore(EMPTY_PHONEMISATION, f"no phones in the reference {reference!r}")
-        return ctc.error_rate(ref, phonemes.phonemise(hypothesis, language))
+        return transcripts.error_rate(
+            transcripts.phones(reference, language),
+            transcripts.phones(hypothesis, language),
+            reference,
+        )
 
     result = guarded(compute)
     return Score(result.value, result.status, result.message or hypothesis)
@@ -356,15 +461,12 @@ class DPEREvaluator(_PhoneTextEvaluator):
     direction = -1
     unit = "ratio"
 
-    @staticmethod
-    def _one(model: loading.CTCModel, item: Item, log_posteriors: np.ndarray) -> Score:
-        hypothesis = _phones(model, ctc.greedy_tokens(log_posteriors, model.blank))
+    def _one(self, model: loading.CTCModel, item: Item, log_posteriors: np.ndarray) -> Score:
+        hypothesis = self._transcripts.phones_heard(model, log_posteriors)
 
         def compute() -> float:
-            ref = phonemes.phonemise(item.transcription, item.language)
-            if not ref:
-                raise NoScore(EMPTY_PHONEMISATION, f"no phones in {item.transcription!r}")
-            return ctc.error_rate(ref, hypothesis)
+            reference = self._transcripts.phones(item.transcription, item.language)
+            return self._transcripts.error_rate(reference, hypothesis, item.transcription)
 
         result = guarded(compute)
         return Score(result.value, result.status, result.message or " ".join(hypothesis))
@@ -377,7 +479,7 @@ class DoubleASREvaluator(_TextModelEvaluator):
     name = "double_asr"
     direction = -1
     unit = "ratio"
-    category = "reference-free model"
+    category = MODEL.key
     pathbench_compatible = True
     uses = frozenset({"models", "lm", "espeak"})
 
@@ -389,11 +491,11 @@ class DoubleASREvaluator(_TextModelEvaluator):
         outputs = self._by_language([items[i] for i in with_lm], [audios[i] for i in with_lm])
         for k, i in enumerate(with_lm):
             model = self._asr_model(items[i].language)
-            greedy = _text(model, ctc.greedy_tokens(outputs[k], model.blank))
+            greedy = self._transcripts.text(model, outputs[k])
             try:
                 decoded = self._lm_decode(items[i].language, outputs[k])
             except Exception as error:  # noqa: BLE001 - recorded as status=error
                 scores[i] = Score(None, ERROR, f"{type(error).__name__}: {error}")
                 continue
-            scores[i] = _rate(greedy, decoded, items[i].language)
+            scores[i] = _rate(self._transcripts, greedy, decoded, items[i].language)
         return scores

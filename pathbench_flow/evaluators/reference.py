@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pathbench_flow import tracks
 from pathbench_flow.audio import load_shared
 from pathbench_flow.data.references import ReferenceAudio
 from pathbench_flow.evaluator import (
@@ -29,6 +30,7 @@ from pathbench_flow.evaluator import (
     trimmed_audio,
 )
 from pathbench_flow.lazy import lazy_module
+from pathbench_flow.neural import model_tracks
 from pathbench_flow.neural import models as loading
 from pathbench_flow.status import NO_REFERENCES, TRIM_FAILED, NoScore
 
@@ -120,16 +122,17 @@ def _nad_model_dir(name: str, features: str, model: str) -> str | None:
         raise ValueError(
             f"evaluator_options.{name}.features: 'wav2vec2' or 'mfcc', not {features!r}"
         )
-    return str(loading.check(model, f"evaluator_options.{name}.model"))
+    return str(loading.check(model, f"evaluator_options.{name}.model", ctc=False))
 
 
 class NADEvaluator(ReferenceAudioEvaluator):
     """Normalised alignment distance to the references (lower = closer to healthy speech).
 
     Features are wav2vec2 hidden layer 10 by default (PathBench's NAD, facebook/wav2vec2-large,
-    a local directory or the local Hugging Face cache) or MFCCs (``features: mfcc``, no model).
-    ``layer=None`` is :data:`pathbench_flow.measures.nad.WAV2VEC2_LAYER` (10), read when the
-    evaluator is built so that reading the class does not load the measure.
+    a local directory or the local Hugging Face cache) or MFCCs (``features: mfcc``, no model);
+    ``layer=None`` is :data:`pathbench_flow.neural.models.NAD_LAYER` (10). Either are shared
+    tracks: the features of each recording are computed once, whether it is a test or a
+    reference, for every job (raw and fa, control and all references) that compares with it.
     """
 
     name = "nad"
@@ -144,7 +147,7 @@ class NADEvaluator(ReferenceAudioEvaluator):
         layer: int | None = None,
     ) -> None:
         model_dir = _nad_model_dir(self.name, features, model)
-        layer = nad.WAV2VEC2_LAYER if layer is None else layer
+        layer = loading.NAD_LAYER if layer is None else layer
         self._extract: FeatureFn = lambda audio: nad.nad_features(
             audio, kind=features, model_dir=model_dir, layer=layer
         )
@@ -156,8 +159,19 @@ class NADEvaluator(ReferenceAudioEvaluator):
 
     @classmethod
     def uses_tracks(cls, options: dict) -> tuple[str, ...]:
-        """MFCC features are the shared track ``nad_mfcc``; wav2vec2 features are not shared."""
-        return ("nad_mfcc",) if options.get("features", "wav2vec2") == "mfcc" else ()
+        return tuple(use.track.name for use in cls.track_uses(options))
+
+    @classmethod
+    def track_uses(cls, options: dict) -> tuple[tracks.TrackUse, ...]:
+        """MFCC features are the fixed track ``nad_mfcc``; wav2vec2 features the hidden-layer
+        track of the model (:func:`pathbench_flow.neural.model_tracks.hidden_track`)."""
+        features = options.get("features", "wav2vec2")
+        model_dir = _nad_model_dir(cls.name, features, options.get("model", loading.NAD_MODEL))
+        if model_dir is None:
+            return (tracks.TrackUse(tracks.NAD_MFCC),)
+        layer = options.get("layer")
+        track = model_tracks.hidden_track(model_dir, loading.NAD_LAYER if layer is None else layer)
+        return (tracks.TrackUse(track),)
 
     @classmethod
     def preflight(cls, options: dict) -> None:

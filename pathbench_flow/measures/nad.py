@@ -14,11 +14,10 @@ and a per-cell Python loop would dominate the run time of the whole measure.
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from types import ModuleType
 from typing import Literal
 
 import librosa
@@ -26,6 +25,8 @@ import numba
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE, tracks
+from pathbench_flow.neural import model_tracks
+from pathbench_flow.neural.models import MIN_SAMPLES, NAD_LAYER
 from pathbench_flow.status import ERROR, NO_REFERENCES, TOO_SHORT, NoScore
 
 FeatureKind = Literal["mfcc", "wav2vec2"]
@@ -36,7 +37,7 @@ MFCC_WINDOW_S = 0.025
 """MFCC analysis window (25 ms), the usual speech-recognition front end."""
 MFCC_HOP_S = 0.010
 """MFCC frame shift (10 ms)."""
-WAV2VEC2_LAYER = 10
+WAV2VEC2_LAYER = NAD_LAYER
 """Hidden layer of wav2vec2-large that PathBench compares (middle layers are the most phonetic)."""
 MIN_FRAMES = 2
 """Fewer frames give no alignment worth the name (PathBench's limit too)."""
@@ -69,26 +70,30 @@ def mfcc_arrays(audio: np.ndarray, fs: int) -> tracks.Arrays:
     return tracks.as_arrays(_mfcc(np.asarray(audio, dtype=np.float64), fs))
 
 
-def _optional(package: str) -> ModuleType:
-    """Import an optional dependency, naming it if missing (only wav2vec2 features need it)."""
-    try:
-        return importlib.import_module(package)
-    except ImportError as error:
-        raise ImportError(f"NAD with wav2vec2 features needs the {package!r} package") from error
+def _require(package: str) -> None:
+    """Fail naming an optional dependency that is not installed (only wav2vec2 features need
+    it). It is not imported here: a job reading the features from track files never needs it,
+    and importing torch and transformers costs ~1.7 CPU-s."""
+    if importlib.util.find_spec(package) is None:
+        raise ImportError(f"NAD with wav2vec2 features needs the {package!r} package")
 
 
-def _wav2vec2_hidden(audio: np.ndarray, model_dir: str | Path, layer: int) -> np.ndarray:
-    """Hidden layer ``layer`` (frames, dims) of the local wav2vec2 checkpoint at ``model_dir``.
+def _wav2vec2_hidden(
+    audio: np.ndarray, fs: int, model_dir: str | Path, layer: int
+) -> tracks.Arrays:
+    """Hidden layer ``layer`` of the local wav2vec2 checkpoint at ``model_dir``, through its
+    shared track (:func:`pathbench_flow.neural.model_tracks.hidden_track`): computed once per
+    recording, whether it is the test or a reference, in however many jobs.
 
     The raw waveform goes in as float32 without normalisation, as in PathBench; the model is
     loaded once per process by :mod:`pathbench_flow.neural.models`.
     """
     for package in ("torch", "transformers"):
-        _optional(package)
+        _require(package)
     if not Path(model_dir).is_dir():
         raise FileNotFoundError(f"wav2vec2 model directory not found: {model_dir}")
-    loading = importlib.import_module("pathbench_flow.neural.models")
-    return loading.load_encoder(str(Path(model_dir).resolve())).hidden(audio, layer)
+    track = model_tracks.hidden_track(str(Path(model_dir).resolve()), int(layer))
+    return tracks.value(track, audio, fs)
 
 
 def nad_features(
@@ -100,14 +105,17 @@ def nad_features(
 ) -> np.ndarray:
     """Feature frames (frames, dims) of one recording for :func:`nad`.
 
-    MFCCs come through the shared track ``nad_mfcc`` (:mod:`pathbench_flow.tracks`), computed once
-    per recording however many reference-scoring jobs compare with it (read-only).
+    MFCCs come through the shared track ``nad_mfcc`` (:mod:`pathbench_flow.tracks`), wav2vec2
+    features through the model's track: each computed once per recording however many
+    reference-scoring jobs compare with it (read-only).
     ``kind="wav2vec2"`` needs ``model_dir``, a local wav2vec2 checkpoint directory (nothing is
     ever downloaded; PathBench's is facebook/wav2vec2-large), 16 kHz audio, and the optional
     packages torch and transformers; ``layer`` is the hidden layer compared.
 
     Raises:
-        NoScore: ``too_short`` with fewer than 2 frames.
+        NoScore: ``too_short`` with fewer than 2 frames, or for wav2vec2 under 400 samples,
+        so that such a reference is left out of NAD and such a test gets no score, as in
+        PathBench.
     """
     audio = np.asarray(audio, dtype=np.float64)
     if kind == "mfcc":
@@ -117,7 +125,9 @@ def nad_features(
             raise ValueError("NAD with wav2vec2 features needs model_dir, a local checkpoint")
         if fs != SAMPLE_RATE:
             raise ValueError(f"wav2vec2 expects {SAMPLE_RATE} Hz audio, got {fs} Hz")
-        features = _wav2vec2_hidden(audio, model_dir, layer)
+        if len(audio) < MIN_SAMPLES:  # wav2vec2's convolutions need one 400-sample frame
+            raise NoScore(TOO_SHORT, f"{len(audio)} samples; wav2vec2 needs {MIN_SAMPLES}")
+        features = tracks.as_matrix(_wav2vec2_hidden(audio, fs, model_dir, layer))
     else:
         raise ValueError(f"unknown NAD feature kind {kind!r}; use 'mfcc' or 'wav2vec2'")
     if features.shape[0] < MIN_FRAMES:

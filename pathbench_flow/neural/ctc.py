@@ -14,43 +14,64 @@ from pathbench_flow.measures.recognition import edit_distance
 
 
 def forced_path(scores: np.ndarray, tokens: Sequence[int], blank: int) -> np.ndarray:
-    """The token id of every frame on the best CTC path through ``tokens``.
+    """The token id of every frame on the most likely CTC path through ``tokens``.
 
-    Viterbi over the CTC topology (blank, t1, blank, t2, ..., tN, blank): a frame stays in its
-    state, moves to the next, or skips the blank between two different tokens; the path ends
-    in the last token or the blank after it. The path maximises the *sum* of ``scores``
-    (frames x vocabulary): log-posteriors give the usual most likely alignment; PathBench's
-    ArtP passes posteriors (see :func:`articulatory_precision`).
+    Viterbi over the CTC topology (blank, t1, blank, t2, ..., tN, blank) of ``scores``, frames x
+    vocabulary log-posteriors: a frame stays in its state, moves to the next, or skips the
+    blank between two different tokens; the path ends in the last token or the blank after
+    it. It is the search of torchaudio's ``forced_align`` (PathBench's aligner), kept exact in
+    the details that decide ties: the states searched at each frame are those from which the
+    end can still be reached, a step or skip is taken only when it scores strictly higher
+    than both other moves (so a tie between stepping and skipping stays), and the path ends
+    in the final blank only when that scores strictly higher than the last token.
 
     Raises:
-        ValueError: no tokens, or more frames needed than there are.
+        ValueError: no tokens, or more frames needed (one per token plus one blank between
+        each pair of equal neighbours) than there are.
     """
     if len(tokens) == 0:
         raise ValueError("no tokens to align")
-    n_frames = scores.shape[0]
-    labels = np.full(2 * len(tokens) + 1, blank)
-    labels[1::2] = tokens
+    targets = np.asarray(tokens, dtype=np.int64)
+    n_frames, n_tokens = scores.shape[0], len(targets)
+    needed = n_tokens + int(np.count_nonzero(targets[1:] == targets[:-1]))
+    if n_frames < needed:
+        raise ValueError(f"{n_tokens} tokens do not fit in {n_frames} frames (need {needed})")
+    labels = np.full(2 * n_tokens + 1, blank, dtype=np.int64)
+    labels[1::2] = targets
     n_states = len(labels)
-    skip = np.zeros(n_states, dtype=bool)
-    skip[3::2] = labels[3::2] != labels[1:-2:2]
-    total = np.full(n_states, -np.inf)
-    total[:2] = scores[0, labels[:2]]
-    back = np.zeros((n_frames, n_states), dtype=np.int64)
-    states = np.arange(n_states)
+    can_skip = np.zeros(n_states, dtype=bool)
+    can_skip[3::2] = labels[3::2] != labels[1:-2:2]
+    impossible = np.array(-np.inf, dtype=scores.dtype)
+    start, end = (0 if n_frames > needed else 1), 2
+    total = np.full(n_states, impossible)
+    total[start:end] = scores[0, labels[start:end]]
+    back = np.zeros((n_frames, n_states), dtype=np.int8)
     for t in range(1, n_frames):
-        step = np.concatenate([[-np.inf], total[:-1]])
-        jump = np.where(skip, np.concatenate([[-np.inf, -np.inf], total[:-2]]), -np.inf)
-        options = np.stack([total, step, jump])
-        best = np.argmax(options, axis=0)
-        total = options[best, states] + scores[t, labels]
-        back[t] = states - best
-    last = n_states - 1 if total[-1] >= total[-2] else n_states - 2
-    if not np.isfinite(total[last]):
-        raise ValueError(f"{len(tokens)} tokens do not fit in {n_frames} frames")
+        if n_frames - t <= needed:
+            if start % 2 == 1 and targets[start // 2] != targets[start // 2 + 1]:
+                start += 1
+            start += 1
+        if t <= needed:
+            if end % 2 == 0 and end < 2 * n_tokens and targets[end // 2 - 1] != targets[end // 2]:
+                end += 1
+            end += 1
+        stay = total
+        step = np.concatenate([[impossible], total[:-1]])
+        skip = np.where(
+            can_skip, np.concatenate([[impossible, impossible], total[:-2]]), impossible
+        )
+        take_skip = (skip > step) & (skip > stay)
+        take_step = ~take_skip & (step > stay) & (step > skip)
+        moves = np.where(take_skip, 2, np.where(take_step, 1, 0))
+        best = np.where(take_skip, skip, np.where(take_step, step, stay))
+        total = np.full(n_states, impossible)
+        total[start:end] = best[start:end] + scores[t, labels[start:end]]
+        back[t, start:end] = moves[start:end]
+    state = n_states - 1 if total[-1] > total[-2] else n_states - 2
     path = np.empty(n_frames, dtype=np.int64)
-    path[-1] = last
-    for t in range(n_frames - 1, 0, -1):
-        path[t - 1] = back[t, path[t]]
+    for t in range(n_frames - 1, -1, -1):
+        path[t] = state
+        state -= back[t, state]
     return labels[path]
 
 
@@ -68,16 +89,18 @@ def greedy_tokens(posteriors: np.ndarray, blank: int) -> list[int]:
     return [token for token, _s, _e in greedy_runs(posteriors) if token != blank]
 
 
-def articulatory_precision(posteriors: np.ndarray, tokens: Sequence[int], blank: int) -> float:
+def articulatory_precision(log_posteriors: np.ndarray, tokens: Sequence[int], blank: int) -> float:
     """PathBench's ArtP: mean posterior of the aligned token over the non-blank frames.
 
-    PathBench hands posteriors, not log-posteriors, to its forced aligner, so the path is the
-    one with the largest sum of posteriors; that is reproduced here because it sets the
-    values (its published 0.0695 for the accented "blue" test recording).
+    The alignment is the most likely CTC path of ``tokens`` through the log-posteriors, as
+    PathBench's ``torchaudio.functional.forced_align`` on ``log_softmax(logits)`` finds it
+    (in float32, where ties arise that float64 would break otherwise); the score averages
+    the posteriors (not the log-posteriors) on that path.
     """
-    path = forced_path(posteriors, tokens, blank)
+    scores = np.asarray(log_posteriors, dtype=np.float32)  # torchaudio searches in float32
+    path = forced_path(scores, tokens, blank)
     frames = np.flatnonzero(path != blank)
-    return float(posteriors[frames, path[frames]].mean())
+    return float(np.exp(scores[frames, path[frames]].astype(np.float64)).mean())
 
 
 def confidence(posteriors: np.ndarray, blank: int) -> float:

@@ -1,23 +1,31 @@
-"""PathBench's text cleaning and phonemisation, with the espeak-ng binary.
+"""PathBench's text cleaning and phonemisation, in process, through the library PathBench calls.
 
-PathBench phonemises with espeak-ng (through the phonemizer package: phones separated by
-spaces, words by ``|`` which it then turns into spaces, stress marks removed). This module asks
-the espeak-ng program for the same thing directly (``--ipa`` with a space as phone separator),
-drops stress marks and language-switch flags such as ``(en)``, and returns the phones.
+PathBench phonemises with the ``phonemizer`` package's espeak backend (phones separated by
+spaces, words by ``|``, which it then turns into spaces; stress removed; espeak-ng's
+language-switch flags such as ``(en)`` kept, because ``keep-flags`` is phonemizer's default).
+This module makes the same call with ``phonemizer-fork`` (the fork PathBench installs), one
+backend per voice, so a shard pays espeak-ng's voice loading once instead of once per text.
 
-Which phones come out depends on the espeak-ng version: PathBench pins a commit after 1.52
-because, for example, Italian ``ɾ`` versus ``r`` changed between versions, so PER, dPER and
-ArtP values match PathBench's only with the same espeak-ng.
+Which phones come out depends on the espeak-ng library: PathBench pins commit 2ea41210 (after
+1.52.0) because, for example, Italian ``ɾ`` versus ``r`` changed between versions. The library
+is chosen in this order: ``PHONEMIZER_ESPEAK_LIBRARY`` (phonemizer's own variable, e.g. a build
+of PathBench's commit), then the libespeak-ng 1.52.0 that ``espeakng-loader`` bundles, then the
+system's libespeak-ng (Debian 12 has 1.51). :func:`espeak_version` says which one is in use.
+
+``keep_flags=False`` (the model measures' ``compat: none``) removes the flags instead: ``(en)``
+is not a phone, and as a token it counts as an error in PER and dPER.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
 import re
-import shutil
 import string
-import subprocess
 from collections.abc import Iterable, Mapping
 from functools import cache
+from typing import Any
 
 from pathbench_flow.languages import LANGUAGE_ALIASES
 
@@ -29,20 +37,21 @@ ESPEAK_LANGUAGES: Mapping[str, str] = {
     "it": "it",
     "cmn": "cmn",
 }
-"""Dataset language → espeak-ng voice, as PathBench maps them (English is US English); aliases
-such as ``zh`` are resolved first (:data:`pathbench_flow.languages.LANGUAGE_ALIASES`)."""
+"""Dataset language → espeak-ng voice, as PathBench's Dataset maps them (English is US
+English); aliases such as ``zh`` are resolved first
+(:data:`pathbench_flow.languages.LANGUAGE_ALIASES`)."""
 
 _CJK_PUNCTUATION = "\u3000\u3001\u3002\uff01\uff0c\uff0e\uff1a\uff1b\uff1f\u300a\u300b\u300c\u300d"
 _CJK_PUNCTUATION += "\u300e\u300f\u3010\u3011\u2018\u2019\u201c\u201d\uff08\uff09\u2014\u2026"
 _PUNCTUATION = str.maketrans("", "", string.punctuation + _CJK_PUNCTUATION)
 """ASCII punctuation plus the CJK and typographic marks PathBench removes (。、！，「」“” …)."""
 _SPACES = re.compile(r"\s+")
-_NOT_PHONES = re.compile(r"\([a-z-]+\)|[ˈˌ]")
-"""espeak-ng's language-switch flags and stress marks (phonemizer drops stress by default)."""
+PACKAGES = ("phonemizer",)
+"""What phonemisation imports (``phonemizer-fork`` installs the ``phonemizer`` package)."""
 
 
 class PhonemiserMissing(RuntimeError):
-    """The espeak-ng program is not installed."""
+    """phonemizer or an espeak-ng library is not installed."""
 
 
 def clean(text: str) -> str:
@@ -56,16 +65,60 @@ def espeak_voice(language: str) -> str:
     return ESPEAK_LANGUAGES.get(code, code)
 
 
-def espeak_binary() -> str:
-    """Path of espeak-ng; raises :class:`PhonemiserMissing` with the install hint."""
-    found = shutil.which("espeak-ng")
-    if found is None:
-        raise PhonemiserMissing("phonemisation needs espeak-ng (`apt-get install espeak-ng`)")
-    return found
+def check_installed() -> None:
+    """Cheap up-front check (nothing imported): phonemizer is installed.
+
+    Raises:
+        PhonemiserMissing: with the install command.
+    """
+    if importlib.util.find_spec("phonemizer") is None:
+        raise PhonemiserMissing(
+            "phonemisation needs phonemizer-fork and an espeak-ng library "
+            '(`pip install -e ".[neural]"` installs both)'
+        )
 
 
 @cache
-def phonemise(text: str, language: str) -> tuple[str, ...]:
+def _wrapper() -> Any:
+    """phonemizer's espeak wrapper class, pointed at the library described in the module."""
+    check_installed()
+    wrapper = importlib.import_module("phonemizer.backend.espeak.wrapper").EspeakWrapper
+    if "PHONEMIZER_ESPEAK_LIBRARY" not in os.environ:
+        try:
+            loader = importlib.import_module("espeakng_loader")
+        except ImportError:
+            return wrapper  # the system library, found by phonemizer itself
+        wrapper.set_library(loader.get_library_path())
+        wrapper.set_data_path(loader.get_data_path())
+    return wrapper
+
+
+def espeak_version() -> str:
+    """Version of the espeak-ng library phonemisation uses, e.g. ``1.52.0``."""
+    _wrapper()
+    backend = importlib.import_module("phonemizer.backend")
+    return ".".join(str(part) for part in backend.EspeakBackend.version())
+
+
+@cache
+def _backend(voice: str, keep_flags: bool) -> Any:
+    """One espeak backend per voice and flag handling (loading a voice takes milliseconds)."""
+    _wrapper()
+    backend = importlib.import_module("phonemizer.backend")
+    try:
+        return backend.EspeakBackend(
+            voice,
+            preserve_punctuation=False,
+            with_stress=False,
+            language_switch="keep-flags" if keep_flags else "remove-flags",
+            words_mismatch="ignore",
+        )
+    except RuntimeError as error:  # phonemizer's error for an unknown voice or no library
+        raise PhonemiserMissing(str(error)) from None
+
+
+@cache
+def phonemise(text: str, language: str, keep_flags: bool = True) -> tuple[str, ...]:
     """The phones of ``text`` (cleaned first) in ``language``; () when nothing is left.
 
     Cached: PER and ArtP phonemise the same reference texts over and over.
@@ -73,21 +126,18 @@ def phonemise(text: str, language: str) -> tuple[str, ...]:
     cleaned = clean(text)
     if not cleaned:
         return ()
-    result = subprocess.run(
-        [espeak_binary(), "-q", "--ipa", "--sep= ", "-v", espeak_voice(language)],
-        input=cleaned,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return tuple(_NOT_PHONES.sub("", result.stdout).split())
+    separator = importlib.import_module("phonemizer.separator").Separator(phone=" ", word="|")
+    backend = _backend(espeak_voice(language), keep_flags)
+    (phonemised,) = backend.phonemize([cleaned], separator=separator, strip=True)
+    return tuple(phonemised.replace("|", " ").split())
 
 
 def for_vocabulary(phones: Iterable[str], vocabulary: Mapping[str, int]) -> list[str]:
     """PathBench's mapping of espeak phones onto a phone model's tokens.
 
     ``ʲ`` (palatalisation, absent from the espeak-cv-ft vocabulary) is stripped, ``dz`` becomes
-    ``z``, and phones still missing from the vocabulary are dropped.
+    ``z``, and phones still missing from the vocabulary are dropped (so are flags such as
+    ``(en)``).
     """
     mapped = (phone.replace("ʲ", "").replace("dz", "z") for phone in phones)
     return [phone for phone in mapped if phone in vocabulary]

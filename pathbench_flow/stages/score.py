@@ -2,7 +2,8 @@
 
 The guarantee is completeness: each (utterance, variant) of a shard gets exactly one row, with
 a score or with NaN plus the status and reason, so a gap in the results is always explained
-in the results.
+in the results. A job whose every row failed (status ``error``) writes nothing and fails,
+naming the first failure: that gap is the evaluator's, not the data's.
 
 The stage owns the variants: a job receives a registered evaluator and the variants (and, for
 reference measures, the reference type) to score, applies each variant itself
@@ -27,8 +28,10 @@ from pathbench_flow.data.references import index_by_text, select_references
 from pathbench_flow.evaluator import Evaluator, Item, Score, Trimmer, contained, evaluate_all
 from pathbench_flow.io import write_parquet
 from pathbench_flow.metric import FA, RAW, MetricKey
+from pathbench_flow.neural import models
 from pathbench_flow.progress import Progress, progress
 from pathbench_flow.schemas import REFERENCE_SCORE_SCHEMA, SCORE_SCHEMA, SPEAKER_SCORE_SCHEMA
+from pathbench_flow.status import ERROR
 from pathbench_flow.tracks.store import load_tracks
 from pathbench_flow.trimming.stored import StoredTrimmer
 
@@ -51,10 +54,25 @@ def items_from_manifest(frame: pd.DataFrame) -> list[Item]:
 
 
 def build_evaluator(name: str, options: dict[str, Any], context: dict[str, Any]) -> Evaluator:
-    """Instantiate ``name`` with user options plus the workflow context it declares."""
+    """Instantiate ``name`` with user options plus the workflow context it declares; a model
+    measure first checks that its device is there (``device: cuda`` on a node without one
+    fails the job here, before any audio is read)."""
     cls = registry.info(name).cls
+    if cls.uses_gpu(options):
+        models.require_device()
     wanted = {key: context[key] for key in cls.context_options}
     return registry.create(name, **options, **wanted)
+
+
+def load_declared_tracks(
+    name: str, options: dict[str, Any], track_paths: Sequence[str | Path]
+) -> int:
+    """Load the rows of the tracks evaluator ``name`` reads with ``options`` from the track
+    files ``track_paths`` into the memo (model tracks are known only to their readers)."""
+    if not track_paths:
+        return 0
+    declared = [use.track for use in registry.info(name).cls.track_uses(options)]
+    return load_tracks(track_paths, declared)
 
 
 def apply_variant(evaluator: Evaluator, variant: str, trimmer: Trimmer | None) -> Evaluator:
@@ -87,6 +105,34 @@ def _row(key: dict[str, Any], metric: MetricKey, score: Score) -> dict:
     }
 
 
+class ScoringFailed(RuntimeError):
+    """Every row of a scoring job has status ``error``: the evaluator itself is broken."""
+
+
+def require_a_result(rows: Sequence[dict], output_path: str | Path, evaluator: str) -> None:
+    """Stop the job when every row of its table has status ``error``.
+
+    One utterance's error is recorded in its row and the job goes on, but when all of them
+    fail the cause is the evaluator, not the audio (a corrupt model, a broken plugin): writing
+    that table would let the run finish with a hole where the measure should be, found only
+    in the correlations. Other statuses (``too_short``, ``unsupported_language``, …) are
+    outcomes, not failures, and never stop a job. The message names the first failing row
+    (in scoring order) and its cause, which is where to start looking.
+
+    Raises:
+        ScoringFailed: naming the output, the evaluator, the count and the first failure.
+    """
+    if not rows or any(row["status"] != ERROR for row in rows):
+        return
+    first = rows[0]
+    key = "utt_id" if "utt_id" in first else "speaker_id"
+    raise ScoringFailed(
+        f"{evaluator}: all {len(rows)} rows of {output_path} have status error, so the table "
+        f"is not written; the first, {key} {first[key]!r} ({first['metric']}): "
+        f"{first['message']}"
+    )
+
+
 def _write(
     rows: list[dict],
     output_path: str | Path,
@@ -95,7 +141,9 @@ def _write(
     settings: dict[str, Any],
 ) -> pd.DataFrame:
     """Write the rows as ``schema``'s table, sorted by ``sort_by``, with the job's ``settings``
-    in its metadata; the frame is what the scoring stages return."""
+    in its metadata (unless every row failed: :func:`require_a_result`); the frame is what
+    the scoring stages return."""
+    require_a_result(rows, output_path, settings["evaluator"])
     frame = pd.DataFrame(rows, columns=schema.names)
     write_parquet(frame, output_path, schema, sort_by, settings)
     return frame
@@ -118,7 +166,7 @@ def _prepared_variants(
 ) -> list[tuple[str, Evaluator]]:
     """The evaluator in each requested variant, with the shard's shared tracks loaded first so
     that its analyses are reused rather than recomputed."""
-    load_tracks(track_paths)
+    load_declared_tracks(evaluator_name, options or {}, track_paths)
     evaluator = build_evaluator(evaluator_name, options or {}, context or {})
     return _variants(evaluator, variants, _trimmer([manifest_path], trim_paths))
 
@@ -209,7 +257,7 @@ def score_reference(
     references too, so ``trim_paths`` are the trim tables of the shard and of its references.
     The features held by the shared-track files ``track_paths`` are reused, not recomputed.
     """
-    load_tracks(track_paths)
+    load_declared_tracks(evaluator_name, options or {}, track_paths)
     manifests = [manifest_path] + ([reference_manifest_path] if reference_manifest_path else [])
     evaluator = apply_variant(
         build_evaluator(evaluator_name, options or {}, {}), variant, _trimmer(manifests, trim_paths)

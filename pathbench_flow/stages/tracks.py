@@ -3,12 +3,13 @@
 The audio is loaded exactly as the consumers load it (raw: :func:`pathbench_flow.audio.load_shared`;
 ``fa``: the stored trim boundaries through :func:`pathbench_flow.evaluator.trimmed_audio`, with its
 fallback to the untrimmed audio), so the digests the file records are the ones the consumers
-look up.
+look up. A model track (:mod:`pathbench_flow.neural.model_tracks`) is written only for the
+utterances of the languages its readers score: an ASR model serves its languages only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,11 +19,15 @@ from pathbench_flow.audio import load_shared
 from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.evaluator import Item, Trimmer, trimmed_audio
 from pathbench_flow.metric import FA, RAW
-from pathbench_flow.progress import progress
+from pathbench_flow.neural import models
+from pathbench_flow.progress import Progress
 from pathbench_flow.stages.score import items_from_manifest
-from pathbench_flow.tracks import TRACKS
-from pathbench_flow.tracks.store import track_row, write_track
+from pathbench_flow.tracks import TRACKS, Track
+from pathbench_flow.tracks.store import track_rows, write_track
 from pathbench_flow.trimming.stored import StoredTrimmer
+
+LOAD_CHUNK = 64
+"""Utterances whose audio a track job holds at once."""
 
 
 def variant_audio(item: Item, trimmer: Trimmer | None) -> np.ndarray:
@@ -35,24 +40,41 @@ def variant_audio(item: Item, trimmer: Trimmer | None) -> np.ndarray:
 def compute_track(
     manifest_path: str | Path,
     shard: int,
-    track_name: str,
+    track: Track | str,
     variant: str,
     output_path: str | Path,
     *,
     trim_paths: Sequence[str | Path] = (),
+    languages: Collection[str] | None = None,
+    batch_size: int = 1,
 ) -> int:
-    """Write ``track_name`` for every utterance of shard ``shard`` in ``variant``; returns the
-    number of rows. ``fa`` needs the shard's trim table."""
+    """Write ``track`` (a :class:`Track`, or the name of a fixed one) for every utterance of
+    shard ``shard`` in ``variant``, or for those in ``languages`` only (the ones its consumers
+    read); returns the number of rows. ``fa`` needs the shard's trim table.
+
+    The audio is analysed :data:`LOAD_CHUNK` utterances at a time (a model track batches them
+    on a GPU, up to ``batch_size``), so a shard's audio is never all in memory at once.
+    """
     if variant not in (RAW, FA):
         raise ValueError(f"unknown variant {variant!r}; known: {RAW}, {FA}")
     if variant == FA and not trim_paths:
         raise ValueError("the fa variant of a track needs the shard's fa_trim table")
-    track = TRACKS[track_name]
+    track = TRACKS[track] if isinstance(track, str) else track
+    if track.runs_model:
+        models.require_device()
     trimmer = StoredTrimmer.from_files([manifest_path], trim_paths) if variant == FA else None
-    items = items_from_manifest(load_manifest(manifest_path, shard))
-    rows = [
-        track_row(track, item.utt_id, variant_audio(item, trimmer), SAMPLE_RATE)
-        for item in progress(items, f"compute_track {output_path}")
+    items = [
+        item
+        for item in items_from_manifest(load_manifest(manifest_path, shard))
+        if languages is None or item.language in languages
     ]
+    meter = Progress(f"compute_track {output_path}", len(items))
+    rows = []
+    for start in range(0, len(items), LOAD_CHUNK):
+        chunk = items[start : start + LOAD_CHUNK]
+        audios = [variant_audio(item, trimmer) for item in chunk]
+        rows += track_rows(track, [item.utt_id for item in chunk], audios, SAMPLE_RATE, batch_size)
+        meter.advance(len(chunk))
+    meter.finish()
     write_track(rows, output_path, track, variant)
     return len(rows)

@@ -31,6 +31,18 @@ object, which parselmouth cannot rebuild from arrays, so it analyses its own. Bu
 each job that reads them reads them once, and ``vsa_corners`` picks its ceiling from the
 speaker's pitch while scoring, so a file would have to hold both ceilings for everyone.
 
+Model outputs are tracks too (:mod:`pathbench_flow.neural.model_tracks`): the phone model's
+log-posteriors feed ``artp``, ``artp_old``, ``dper`` and ``artp_double_asr``, each character
+ASR model's feed ``per``, ``double_asr`` and ``artp_double_asr``, and wav2vec2 features feed
+``nad`` in all four of its jobs, for tests and references alike. Such a track is parameterised
+by its model: ``arguments`` name the model directory (and layer) the function runs, and the
+name and settings carry a digest of what the directory holds, never where it is, so a changed
+model can never be served an old value and moving a model changes no result file. A consumer
+declares the tracks it reads with :class:`TrackUse` (the evaluator's ``track_uses``), which
+also says which utterances it reads them for (the languages it scores), so a track file holds
+only outputs someone reads. A ``batched`` track's function analyses many audios at once, so
+the misses of a call go through a model together (:func:`outcomes`).
+
 This module imports no analysis library: the workflow reads the track names when it plans,
 and each analysis is imported when first computed.
 """
@@ -40,40 +52,105 @@ from __future__ import annotations
 import hashlib
 import importlib
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from pathbench_flow.status import NoScore
 
 Arrays = tuple[np.ndarray, ...]
+Outcome = Arrays | Exception
+"""What analysing one audio gave: its arrays, the :class:`NoScore` it has instead, or the
+error its analysis raised."""
 
 
 @dataclass(frozen=True)
 class Track:
     """One shared analysis: its name, the arrays it yields, its settings and its function.
 
-    ``function`` is ``"module:attribute"`` of a callable ``(audio, fs) -> tuple of 1-D float64
-    arrays`` (one per field), imported on first use. ``settings`` describes the analysis
-    parameters; it is part of every memo key and of the track files' metadata, so changing
-    them makes old values unreachable instead of wrong.
+    ``function`` is ``"module:attribute"`` of a callable ``(audio, fs, **arguments) -> tuple of
+    1-D float64 arrays`` (one per field), imported on first use; a ``batched`` one maps a list
+    of audios to one tuple (or :class:`NoScore`) each and takes ``batch_size`` too.
+    ``settings`` describes the analysis parameters; it is part of every memo key and of the
+    track files' metadata, so changing them makes old values unreachable instead of wrong.
+    ``arguments`` (a model track's ``model_dir``, ``layer``) say where the analysis finds what
+    it runs, and are not part of the key: the settings identify what is computed.
     """
 
     name: str
     fields: tuple[str, ...]
     settings: str
     function: str
+    arguments: tuple[tuple[str, str | int], ...] = ()
+    batched: bool = False
 
-    def compute(self, audio: np.ndarray, fs: int) -> Arrays:
+    @property
+    def runs_model(self) -> bool:
+        """Whether the analysis runs a neural model (its jobs need a model's resources)."""
+        return any(key == "model_dir" for key, _ in self.arguments)
+
+    def compute(self, audios: Sequence[np.ndarray], fs: int, batch_size: int = 1) -> list[Outcome]:
+        """Analyse each audio; a failure is the outcome of its audio (of every audio of the
+        call, when a batched analysis raises), so one bad recording never hides the others."""
         module, _, attribute = self.function.partition(":")
-        analysis: Callable[[np.ndarray, int], Arrays] = getattr(
-            importlib.import_module(module), attribute
-        )
-        arrays = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in analysis(audio, fs))
+        analysis: Callable[..., Any] = getattr(importlib.import_module(module), attribute)
+        arguments = dict(self.arguments)
+        if not self.batched:
+            return [self._checked(lambda a=a: analysis(a, fs, **arguments)) for a in audios]
+        try:
+            found = analysis(list(audios), fs, batch_size=batch_size, **arguments)
+        except Exception as error:  # noqa: BLE001 - the outcome of every audio of the batch
+            return [error] * len(audios)
+        return [o if isinstance(o, NoScore) else self._checked(lambda o=o: o) for o in found]
+
+    def _checked(self, analysis: Callable[[], Arrays]) -> Outcome:
+        try:
+            arrays = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in analysis())
+        except Exception as error:  # noqa: BLE001 - NoScore or not, the outcome of this audio
+            return error
         if len(arrays) != len(self.fields) or any(a.ndim != 1 for a in arrays):
-            raise TypeError(f"track {self.name!r} must yield one 1-D array per field")
+            return TypeError(f"track {self.name!r} must yield one 1-D array per field")
         return arrays
+
+
+@dataclass(frozen=True)
+class TrackUse:
+    """What a consumer reads: ``track``, for the utterances of ``languages`` (None: all).
+
+    ``batch_size`` is how many utterances the consumer lets a model run at once on a GPU; a
+    track job for several consumers takes the smallest.
+    """
+
+    track: Track
+    languages: tuple[str, ...] | None = None
+    batch_size: int = 1
+
+
+def merge_uses(uses: Iterable[TrackUse]) -> dict[str, TrackUse]:
+    """One use per track name for all of ``uses``: the union of their languages, the
+    smallest batch size. Two definitions of one name must agree on the settings."""
+    merged: dict[str, TrackUse] = {}
+    for use in uses:
+        known = merged.get(use.track.name)
+        if known is None:
+            merged[use.track.name] = use
+            continue
+        if known.track.settings != use.track.settings:
+            raise ValueError(
+                f"track {use.track.name!r} is declared with two settings: "
+                f"{known.track.settings!r} and {use.track.settings!r}"
+            )
+        languages = (
+            None
+            if known.languages is None or use.languages is None
+            else tuple(sorted({*known.languages, *use.languages}))
+        )
+        merged[use.track.name] = replace(
+            known, languages=languages, batch_size=min(known.batch_size, use.batch_size)
+        )
+    return merged
 
 
 PITCH = Track(
@@ -123,7 +200,8 @@ INTENSITY = Track(
 TRACKS: dict[str, Track] = {
     track.name: track for track in (PITCH, CPPS, PESTOI_ENVELOPES, NAD_MFCC, INTENSITY)
 }
-"""Every shared track by name."""
+"""Every fixed shared track by name (a model's tracks are made for its model:
+:mod:`pathbench_flow.neural.model_tracks`)."""
 
 OPENSET_FEATURE_TRACKS: tuple[str, ...] = (PITCH.name, CPPS.name)
 """The tracks :func:`pathbench_flow.openset.features.utterance_features` reads."""
@@ -160,28 +238,55 @@ def remember(track: Track, digest: str, fs: int, outcome: Arrays | NoScore) -> N
     )
 
 
-def value(track: Track, audio: np.ndarray, fs: int) -> Arrays:
-    """The track's arrays for ``audio``: remembered if known, else computed and remembered.
+def outcomes(
+    track: Track, audios: Sequence[np.ndarray], fs: int, batch_size: int = 1
+) -> list[Outcome]:
+    """The track's outcome for each audio: remembered if known, else computed and remembered.
 
-    The arrays are read-only, since every later caller shares them. Raises the remembered or
-    fresh :class:`NoScore` when the analysis has no value for this audio.
+    The audios not known yet are analysed together (once each, however often they occur), so
+    a model track runs its misses as one batch. Arrays are read-only, since every later caller
+    shares them; a :class:`NoScore` is remembered, any other error is not.
     """
-    digest = audio_digest(audio)
-    key = _key(track, digest, fs)
-    known = _memo.get(key)
-    if known is None:
-        _counts[(track.name, "computed")] += 1
-        try:
-            known = track.compute(audio, fs)
-        except NoScore as missing:
-            known = missing
-        remember(track, digest, fs, known)
-        known = _memo[key]
-    else:
-        _counts[(track.name, "reused")] += 1
-    if isinstance(known, NoScore):
-        raise NoScore(known.status, known.reason)
-    return known
+    digests = [audio_digest(audio) for audio in audios]
+    missing: dict[str, np.ndarray] = {}
+    for digest, audio in zip(digests, audios, strict=True):
+        if _key(track, digest, fs) not in _memo:
+            missing.setdefault(digest, audio)
+    computed = track.compute(list(missing.values()), fs, batch_size) if missing else []
+    fresh: dict[str, Outcome] = {}
+    for digest, outcome in zip(missing, computed, strict=True):
+        if isinstance(outcome, NoScore) or not isinstance(outcome, Exception):
+            remember(track, digest, fs, outcome)
+        fresh[digest] = _memo.get(_key(track, digest, fs), outcome)
+    for kind, count in (("computed", len(missing)), ("reused", len(digests) - len(missing))):
+        if count:
+            _counts[(track.name, kind)] += count
+    return [fresh[d] if d in fresh else _memo[_key(track, d, fs)] for d in digests]
+
+
+def _arrays(outcome: Outcome) -> Arrays:
+    """The arrays of an outcome, or its failure raised (a fresh copy of a remembered NoScore)."""
+    if isinstance(outcome, NoScore):
+        raise NoScore(outcome.status, outcome.reason)
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
+
+
+def value(track: Track, audio: np.ndarray, fs: int) -> Arrays:
+    """The track's arrays for ``audio`` (:func:`outcomes` of one audio).
+
+    Raises the remembered or fresh :class:`NoScore` when the analysis has no value for this
+    audio, and any other error of the analysis as itself.
+    """
+    return _arrays(outcomes(track, [audio], fs)[0])
+
+
+def values(
+    track: Track, audios: Sequence[np.ndarray], fs: int, batch_size: int = 1
+) -> list[Arrays]:
+    """The track's arrays for each audio (:func:`outcomes`); raises the first failure."""
+    return [_arrays(outcome) for outcome in outcomes(track, audios, fs, batch_size)]
 
 
 def as_arrays(matrix: np.ndarray) -> Arrays:
@@ -191,8 +296,8 @@ def as_arrays(matrix: np.ndarray) -> Arrays:
 
 def as_matrix(arrays: Arrays) -> np.ndarray:
     """The matrix of a track value made by :func:`as_arrays` (a read-only C-order view)."""
-    values, shape = arrays
-    return values.reshape(tuple(int(n) for n in shape))
+    flat, shape = arrays
+    return flat.reshape(tuple(int(n) for n in shape))
 
 
 def cpps_arrays(audio: np.ndarray, fs: int) -> Arrays:

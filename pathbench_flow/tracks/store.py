@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from pathbench_flow.io import write_parquet
 from pathbench_flow.status import NoScore
-from pathbench_flow.tracks import TRACKS, Track, audio_digest, remember, value
+from pathbench_flow.tracks import TRACKS, Track, audio_digest, outcomes, remember
 
 VALUE, NO_SCORE, EXCEPTION = "value", "no_score", "exception"
 
@@ -41,31 +41,48 @@ def track_schema(track: Track) -> pa.Schema:
     return pa.schema([*_ROW_COLUMNS, *((field, pa.list_(pa.float64())) for field in track.fields)])
 
 
-def track_row(track: Track, utt_id: str, audio: np.ndarray, fs: int) -> dict[str, Any]:
-    """Compute (or reuse) ``track`` for one utterance and describe the outcome as a row.
+def track_rows(
+    track: Track,
+    utt_ids: Sequence[str],
+    audios: Sequence[np.ndarray],
+    fs: int,
+    batch_size: int = 1,
+) -> list[dict[str, Any]]:
+    """Compute (or reuse) ``track`` for each utterance and describe each outcome as a row.
 
-    An analysis failure is a row too, so every utterance of a shard has one.
+    The utterances are analysed together (:func:`pathbench_flow.tracks.outcomes`), so a model
+    track batches them; an analysis failure is a row too, so every utterance has one.
     """
-    row: dict[str, Any] = {
-        "utt_id": utt_id,
-        "track": track.name,
-        "settings": track.settings,
-        "fs": int(fs),
-        "audio_sha256": audio_digest(audio),
-        "outcome": VALUE,
-        "status": "ok",
-        "reason": "",
-    }
+    rows = []
     empty = tuple(np.empty(0) for _ in track.fields)
-    try:
-        arrays = value(track, audio, fs)
-    except NoScore as missing:
-        row.update(outcome=NO_SCORE, status=missing.status, reason=missing.reason)
+    for utt_id, audio, outcome in zip(
+        utt_ids, audios, outcomes(track, audios, fs, batch_size), strict=True
+    ):
+        row: dict[str, Any] = {
+            "utt_id": utt_id,
+            "track": track.name,
+            "settings": track.settings,
+            "fs": int(fs),
+            "audio_sha256": audio_digest(audio),
+            "outcome": VALUE,
+            "status": "ok",
+            "reason": "",
+        }
         arrays = empty
-    except Exception as exc:  # noqa: BLE001 - recorded, and recomputed by the consumer
-        row.update(outcome=EXCEPTION, status="error", reason=f"{type(exc).__name__}: {exc}")
-        arrays = empty
-    return row | dict(zip(track.fields, arrays, strict=True))
+        if isinstance(outcome, NoScore):
+            row.update(outcome=NO_SCORE, status=outcome.status, reason=outcome.reason)
+        elif isinstance(outcome, Exception):  # recorded, and recomputed by the consumer
+            reason = f"{type(outcome).__name__}: {outcome}"
+            row.update(outcome=EXCEPTION, status="error", reason=reason)
+        else:
+            arrays = outcome
+        rows.append(row | dict(zip(track.fields, arrays, strict=True)))
+    return rows
+
+
+def track_row(track: Track, utt_id: str, audio: np.ndarray, fs: int) -> dict[str, Any]:
+    """The row of one utterance (:func:`track_rows`)."""
+    return track_rows(track, [utt_id], [audio], fs)[0]
 
 
 def write_track(
@@ -86,18 +103,21 @@ def _lists(column: pa.ChunkedArray) -> list[np.ndarray]:
     return [flat[offsets[i] : offsets[i + 1]].copy() for i in range(len(lists))]
 
 
-def load_tracks(paths: Iterable[str | Path]) -> int:
+def load_tracks(paths: Iterable[str | Path], known: Iterable[Track] | None = None) -> int:
     """Put every value and ``NoScore`` of the track files ``paths`` into the memo.
 
-    Rows of an unknown track or other settings (a file from an older analysis) are skipped:
-    their audio is analysed afresh when asked for. Returns the number of rows loaded.
+    Only rows of the tracks ``known`` (default: the fixed tracks, :data:`TRACKS`) with their
+    settings are loaded: a row of another track, or of other settings (a file from an older
+    analysis or another model), is skipped, and its audio is analysed afresh when asked for.
+    Returns the number of rows loaded.
     """
+    by_name = {track.name: track for track in (TRACKS.values() if known is None else known)}
     loaded = 0
     for path in paths:
         table = pq.read_table(path)
         meta = table.select([name for name, _ in _ROW_COLUMNS]).to_pylist()
         names = {row["track"] for row in meta}
-        tracks = {name: TRACKS[name] for name in names if name in TRACKS}
+        tracks = {name: by_name[name] for name in names if name in by_name}
         fields = {
             field: _lists(table.column(field))
             for track in tracks.values()

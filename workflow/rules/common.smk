@@ -1,14 +1,16 @@
 import re
+from dataclasses import asdict
 from pathlib import Path
 
 from pathbench_flow import registry
+from pathbench_flow.categories import AUDIO, CATEGORIES
 from pathbench_flow.data.manifest import count_utterances, shard_count
 from pathbench_flow.stages.openset import fold_counts
+from pathbench_flow.openset.config import openset_enabled
 from pathbench_flow.preflight import check_config
 from pathbench_flow.data.shard_plan import listed_audio, shard_audio
 from pathbench_flow.data.shard_plan import reference_shards as reference_shard_numbers
-from pathbench_flow.openset.config import openset_enabled
-from pathbench_flow.tracks import OPENSET_FEATURE_TRACKS, TRACKS
+from pathbench_flow.tracks import OPENSET_FEATURE_TRACKS, TRACKS, TrackUse, merge_uses
 
 KALDI_FILES = (
     "wav.scp",
@@ -31,7 +33,7 @@ OPENSET_ENABLED = openset_enabled(config["openset"], logger.warning)
 EVALUATORS = list(config["evaluators"])
 EVALUATOR_INFO = {name: registry.info(name) for name in EVALUATORS}
 REFERENCE_EVALUATORS = [
-    n for n in EVALUATORS if EVALUATOR_INFO[n].category == "reference-audio"
+    n for n in EVALUATORS if EVALUATOR_INFO[n].category == AUDIO.key
 ]
 UTTERANCE_EVALUATORS = [
     n
@@ -65,6 +67,13 @@ def dataset_dir(name):
 def reference_dir(name):
     reference = config["datasets"][name].get("reference")
     return Path(reference) if reference else None
+
+
+def utterance_ratings(name):
+    """The dataset's utt2score (utterance-level ratings, e.g. PathBench's YouTube set), or
+    None: validation does not read it, the utterance-level correlation does."""
+    path = dataset_dir(name) / "utt2score"
+    return str(path) if path.is_file() else None
 
 
 def _validation_files(directory):
@@ -251,17 +260,45 @@ def variants(name):
 
 # Shared analysis tracks (pathbench_flow.tracks): one file per track, variant and shard, planned
 # only for the tracks a configured consumer reads, in the variants it reads. A consumer added
-# later that reads an existing track adds only its own jobs.
+# later that reads an existing track adds only its own jobs. Model outputs are tracks keyed by
+# model (pathbench_flow.neural.model_tracks): measures naming the same model share one.
+TRACK_USES = {
+    name: EVALUATOR_INFO[name].cls.track_uses(evaluator_options(name))
+    for name in EVALUATORS
+}
+TRACK_PLAN = merge_uses(use for uses in TRACK_USES.values() for use in uses)
+
+
 def evaluator_tracks(name):
     """The shared tracks an evaluator reads with its configured options."""
-    names = tuple(EVALUATOR_INFO[name].cls.uses_tracks(evaluator_options(name)))
-    unknown = sorted(set(names) - set(TRACKS))
-    if unknown:
-        raise ValueError(
-            f"evaluator {name!r} declares unknown shared tracks {unknown}; "
-            f"known: {sorted(TRACKS)} (pathbench_flow.tracks)"
+    return tuple(use.track.name for use in TRACK_USES[name])
+
+
+TRACK_READERS = {
+    track: [name for name in EVALUATORS if track in evaluator_tracks(name)]
+    for track in TRACK_PLAN
+}
+
+
+def planned_track(name):
+    """How a track job computes track ``name``: the track, and for which utterances."""
+    return TRACK_PLAN.get(name) or TrackUse(TRACKS[name])
+
+
+def track_resources(name):
+    """A track job's memory and time: a model's when it runs one."""
+    runs_model = planned_track(name).track.runs_model
+    return RESOURCES["compute_model_track" if runs_model else "compute_track"]
+
+
+def track_gpu(name):
+    """A model track's job asks for a GPU when a measure reading it would (uses_gpu)."""
+    return gpu_request(
+        any(
+            EVALUATOR_INFO[reader].cls.uses_gpu(evaluator_options(reader))
+            for reader in TRACK_READERS.get(name, [])
         )
-    return names
+    )
 
 
 def openset_variant():
@@ -424,6 +461,7 @@ def intermediate_targets(dataset):
 def all_targets():
     targets = [
         "results/results_table.csv",
+        "results/pathbench_table.csv",
         "results/comparisons.csv",
         "results/plots/results_heatmap.png",
     ]
@@ -434,6 +472,8 @@ def all_targets():
             f"results/{dataset}/plots/aligned_r.png",
             f"results/{dataset}/speaker_csv",
         ]
+        if utterance_ratings(dataset):
+            targets.append(f"results/{dataset}/utterance_correlations.csv")
         if OPENSET_ENABLED:
             targets.append(f"results/{dataset}/openset/summary.json")
     return targets

@@ -13,7 +13,7 @@ rule score_utterances:
     threads: 1
     resources:
         **RESOURCES["score_utterances"],
-        gpu=lambda wc: int(
+        gpu=lambda wc: gpu_request(
             EVALUATOR_INFO[wc.evaluator].cls.uses_gpu(evaluator_options(wc.evaluator))
         ),
     params:
@@ -67,7 +67,7 @@ rule score_reference:
     threads: 1
     resources:
         **RESOURCES["score_reference"],
-        gpu=lambda wc: int(
+        gpu=lambda wc: gpu_request(
             EVALUATOR_INFO[wc.evaluator].cls.uses_gpu(evaluator_options(wc.evaluator))
         ),
     params:

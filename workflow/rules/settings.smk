@@ -1,9 +1,16 @@
 # Read first: the config checked against its schema, and what every rule states about itself.
+import os
+
 from snakemake.utils import validate
 
 from pathbench_flow import __version__
+from pathbench_flow.neural.models import DEVICE_VARIABLE, gpus_requested
 
 validate(config, schema="../schemas/config.schema.yaml")
+
+# Where models run (config `device`): every job inherits this process's environment, and a
+# cluster job's own Snakemake parses this file again, so the models of every job read it.
+os.environ[DEVICE_VARIABLE] = config["device"]
 
 # Jobs rerun when the package that computes them changes (a `params` rerun trigger).
 VERSION = __version__
@@ -28,11 +35,18 @@ RESOURCES = {
     "results_table": {"mem_mb": 1000, "runtime": 10},
     # The open-set fits run EM over the candidate grid, one tuning fold per job.
     "openset_features": {"mem_mb": 3000, "runtime": 120},
-    # One shared analysis track (pathbench_flow.tracks) of one shard's audio in one variant.
+    # One shared analysis track (pathbench_flow.tracks) of one shard's audio in one variant;
+    # a model's outputs need the model (1.3 GB for PathBench's) and its activations.
     "compute_track": {"mem_mb": 2000, "runtime": 60},
+    "compute_model_track": {"mem_mb": 4000, "runtime": 120},
     "openset_folds": {"mem_mb": 2000, "runtime": 10},
     "fit_candidates": {"mem_mb": 3000, "runtime": 60},
     "select_config": {"mem_mb": 1000, "runtime": 10},
     "heldout_score": {"mem_mb": 2000, "runtime": 10},
     "openset_summary": {"mem_mb": 1000, "runtime": 10},
 }
+
+
+def gpu_request(runs_model):
+    """The `gpu` resource of a job that runs a model or not: 1 only under `device: cuda`."""
+    return gpus_requested(config["device"], runs_model)

@@ -1,6 +1,7 @@
 # A shared analysis track (pathbench_flow.tracks) of one shard's audio in one variant: computed once
 # here and read by every measure and the open-set features that need it (score.smk,
-# openset.smk). Jobs are planned only for tracks a configured consumer reads (common.smk).
+# openset.smk). Jobs are planned only for tracks a configured consumer reads (common.smk); a
+# model's outputs (model tracks) only for the utterances of the languages their readers score.
 rule compute_track:
     input:
         manifest=shard_rows,
@@ -11,14 +12,19 @@ rule compute_track:
     log:
         "logs/{dataset}/compute_track/{track}/{variant}/{shard}.log",
     wildcard_constraints:
-        track=_alternatives(sorted(TRACKS)),
+        track=_alternatives(sorted({*TRACKS, *TRACK_PLAN})),
     conda:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        **RESOURCES["compute_track"],
+        mem_mb=lambda wc: track_resources(wc.track)["mem_mb"],
+        runtime=lambda wc: track_resources(wc.track)["runtime"],
+        gpu=lambda wc: track_gpu(wc.track),
     params:
-        settings=lambda wc: TRACKS[wc.track].settings,
+        # the track's fields, its settings included: a changed model reruns the job
+        track=lambda wc: asdict(planned_track(wc.track).track),
+        languages=lambda wc: planned_track(wc.track).languages,
+        batch_size=lambda wc: planned_track(wc.track).batch_size,
         version=VERSION,
     script:
         "../../scripts/compute_track.py"

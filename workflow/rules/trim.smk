@@ -11,7 +11,9 @@ rule fa_trim:
     threads: 1
     resources:
         **RESOURCES["fa_trim"],
-        gpu=lambda wc: int(trim_settings(wc.dataset).get("backend") == "wav2vec2"),
+        gpu=lambda wc: gpu_request(
+            trim_settings(wc.dataset).get("backend") == "wav2vec2"
+        ),
     params:
         shard=lambda wc: int(wc.shard),
         settings=lambda wc: trim_settings(wc.dataset),
