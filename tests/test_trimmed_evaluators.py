@@ -19,7 +19,7 @@ from pathbench_flow.stages.score import score_utterances
 from pathbench_flow.stages.trim import fa_trim
 from pathbench_flow.stages.validate import validate_dataset
 from pathbench_flow.trimming.stored import StoredTrimmer
-from pathbench_flow.trimming.vad import TrimRecord, TrimResult
+from pathbench_flow.trimming.vad import FATrimmer, TrimRecord, TrimResult
 
 
 @pytest.fixture(scope="module")
@@ -171,6 +171,20 @@ def test_p_estoi_fa_drops_references_whose_trim_failed(group):
     assert two_dropped.status == "too_few_references" and two_dropped.value is None
     failed_test = p_estoi_fa(FakeTrims({test})).evaluate(item)
     assert (failed_test.value, failed_test.status) == (0.0, "trim_failed")
+
+
+def test_p_estoi_fa_scores_explicit_segments_as_cut_like_pathbench(group):
+    """PathBench's FA P-ESTOI loads an utterance with an explicit segment as cut (its
+    ``use_segments``): the fa value of segments equals the raw one, status ok, where it used
+    to be 0.0 with status trim_failed for every segment (COPAS words)."""
+    test, *refs = group
+    references = tuple((p, 0.25, 1.5) for p in refs)
+    item = Item("t", test, 0.25, 1.5, SENTENCES[0], "en", reference_audios=references)
+    p_estoi = registry.create("p_estoi")
+    fa = p_estoi.trimmed(FATrimmer(backend="energy")).evaluate(item)
+    raw = p_estoi.evaluate(item)
+    assert (fa.status, raw.status) == ("ok", "ok")
+    assert fa.value == pytest.approx(raw.value, rel=1e-12)
 
 
 def test_reference_evaluators_without_references(group):

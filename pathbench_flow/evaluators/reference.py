@@ -32,7 +32,13 @@ from pathbench_flow.evaluator import (
 from pathbench_flow.lazy import lazy_module
 from pathbench_flow.neural import model_tracks
 from pathbench_flow.neural import models as loading
-from pathbench_flow.status import NO_REFERENCES, TRIM_FAILED, NoScore
+from pathbench_flow.status import (
+    GOOD_TRIMS,
+    NO_REFERENCES,
+    SEGMENT_UNTRIMMED,
+    TRIM_FAILED,
+    NoScore,
+)
 
 # Loaded when a job first scores with them (librosa, numba), not when the class is read.
 nad = lazy_module("pathbench_flow.measures.nad")
@@ -211,11 +217,24 @@ def _reference_items(
     ]
 
 
+def _estoi_audio(trimmer: Trimmer, item: Item) -> tuple[np.ndarray, bool]:
+    """The audio FA P-ESTOI compares and whether it counts: PathBench's ``use_segments`` rule
+    scores an utterance with an explicit segment as cut, untrimmed; any other utterance counts
+    only with a real trim."""
+    outcome = trimmer.trim(item.audio_path, item.transcription, item.language, item.start, item.end)
+    status = outcome.record.status
+    if outcome.audio is None:
+        return load_shared(item.audio_path, item.start, item.end), status == SEGMENT_UNTRIMMED
+    return outcome.audio, status in GOOD_TRIMS or status == SEGMENT_UNTRIMMED
+
+
 class TrimmedPEstoiEvaluator(ReferenceTxtAndAudioEvaluator):
     """The ``fa`` variant of P-ESTOI (and P-STOI): FA-trimmed test and references.
 
-    A reference whose trim failed is dropped; a test whose trim failed scores 0.0 with status
-    ``trim_failed`` (PathBench's convention for an utterance it could not trim). Without any
+    Utterances with an explicit segment (Kaldi ``segments``, e.g. COPAS words) are compared as
+    cut, as PathBench does. A reference whose trim failed is dropped; a test whose trim failed
+    scores 0.0 with status ``trim_failed`` (PathBench's convention for an utterance it could
+    not trim). Without any
     reference there is nothing to compare with, trimmed or not, so the score is NaN with status
     ``no_references``: a 0.0 there would be a fabricated worst score that enters correlations.
     """
@@ -229,13 +248,13 @@ class TrimmedPEstoiEvaluator(ReferenceTxtAndAudioEvaluator):
     ) -> Score:
         if not reference_audios:
             return Score(None, NO_REFERENCES, _NO_REFERENCES)
-        test, ok = trimmed_audio(
+        test, ok = _estoi_audio(
             self.trimmer, Item(utt_id, audio_path, start, end, transcription, language)
         )
         if not ok:
             return Score(0.0, TRIM_FAILED, "the test utterance has no forced-alignment trim")
         trims = {
-            ref.audio_path + f"@{ref.start}-{ref.end}": trimmed_audio(self.trimmer, ref)
+            ref.audio_path + f"@{ref.start}-{ref.end}": _estoi_audio(self.trimmer, ref)
             for ref in _reference_items(reference_audios, transcription, language)
         }
         keys = tuple((name, True) for name, (_audio, good) in trims.items() if good)
