@@ -1,9 +1,12 @@
 """Config checks that run when the workflow is parsed, before any job starts.
 
 The schema catches wrong types and unknown keys; what it cannot see (an option an evaluator's
-constructor does not take, a dataset directory that is a file, a model an evaluator cannot
-find) would otherwise fail inside every job of a run, or as a traceback from an input
-function. Each problem here names its config key and the fix, and all are reported at once.
+constructor does not take, a value it does not accept, a dataset directory that is a file, a
+model an evaluator cannot find) would otherwise fail inside every job of a run, or as a
+traceback from an input function. Each problem here names its config key and the fix, and all
+are reported at once. Option values are checked against what the constructor's signature
+declares (:mod:`pathbench_flow.options`), without building the evaluator: the parse must not
+load models or measures' libraries.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 from pathbench_flow import registry
 from pathbench_flow.metric import FA, MetricKey
+from pathbench_flow.options import value_problems
 
 
 class ConfigError(ValueError):
@@ -81,7 +85,9 @@ def _evaluator_problems(config: Mapping[str, Any]) -> list[str]:
 
 
 def _option_problems(name: str, options: Mapping[str, Any]) -> list[str]:
-    """Options against the constructor's signature, then the evaluator's own preflight."""
+    """Options against the constructor's signature (names, then declared values), then the
+    evaluator's own preflight, which runs only on values the constructor accepts: it reads
+    them as the constructor would (a model name as a path, say)."""
     cls = registry.info(name).cls
     key = f"evaluator_options.{name}"
     parameters = [
@@ -102,6 +108,9 @@ def _option_problems(name: str, options: Mapping[str, Any]) -> list[str]:
     ]
     if required:
         return [f"{key}: required option(s) {', '.join(required)} missing; set them here"]
+    refused = value_problems(cls, options)
+    if refused:
+        return refused
     preflight = getattr(cls, "preflight", None)
     if preflight is None:
         return []

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.util
+import inspect
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kaldi_builder import build_dataset
+from workflow_run import copy_workflow, dry_run
 
-from pathbench_flow import registry
+from pathbench_flow import options, registry
+from pathbench_flow.neural import models
 from pathbench_flow.preflight import ConfigError, check_config
 
 PLUGIN = """
@@ -157,3 +163,165 @@ def test_evaluator_preflight_runs_with_the_options_and_names_the_key(data, model
         config_for(data, evaluators=["model_measure"], evaluator_options=options),
         generated=lambda path: False,
     )
+
+
+# --- option values ----------------------------------------------------------------------------
+LANGUAGES = "'en', 'es', 'nl', 'it', 'cmn'"
+W2V = "w2v"
+"""A wav2vec2 model directory of two layers, relative to where the tests run."""
+NEEDS_NEURAL = pytest.mark.skipif(
+    not all(importlib.util.find_spec(name) for name in models.PACKAGES),
+    reason="a model directory is checked only where torch and transformers are installed",
+)
+
+
+def bad(name: str, values: dict, expected: str, **param) -> Any:
+    """A bad value of an option of evaluator ``name``: its options and the start of the message
+    after ``evaluator_options.`` (the key, the value and what is accepted), named by the key."""
+    return pytest.param(name, values, expected, **{"id": expected.split()[0].rstrip(":")} | param)
+
+
+BAD_VALUES = [
+    bad(
+        "cpps",
+        {"implementation": "fastest"},
+        "cpps.implementation = 'fastest' is not one of 'fast', 'praat'",
+    ),
+    bad(
+        "std_pitch",
+        {"compat": "praat"},
+        "std_pitch.compat = 'praat' is not one of 'pathbench', 'none'",
+    ),
+    bad(
+        "praat_speech_rate",
+        {"compat": "none"},
+        "praat_speech_rate.compat = 'none' is not one of 'pathbench'; "
+        "this project's variant is the evaluator 'speech_rate'",
+    ),
+    bad("vsa", {"use_spk2gender": "yes"}, "vsa.use_spk2gender = 'yes' is not true or false"),
+    bad("nad", {"features": "hubert"}, "nad.features = 'hubert' is not one of 'wav2vec2', 'mfcc'"),
+    bad("nad", {"features": "mfcc", "layer": -1}, "nad.layer = -1 is not an integer >= 0"),
+    bad(
+        "nad", {"model": 3}, "nad.model = 3 is not a model: a local directory or a Hugging Face id"
+    ),
+    bad("per", {"batch_size": 0}, "per.batch_size = 0 is not an integer >= 1"),
+    bad(
+        "per", {"models": {"de": "x"}}, f"per.models: 'de' is not one of the languages {LANGUAGES}"
+    ),
+    bad("double_asr", {"lm": {"en": 3}}, "double_asr.lm.en = 3 is not an n-gram file"),
+    bad("artp", {"model": ""}, "artp.model = '' is not a model"),
+    bad(
+        "artp_old",
+        {"compat": "strict"},
+        "artp_old.compat = 'strict' is not one of 'pathbench', 'none'",
+    ),
+]
+"""One bad value of each kind an option of a built-in evaluator can have."""
+LAYER_OF_MODEL = bad(
+    "nad",
+    {"model": W2V, "layer": 3},
+    "nad.layer = 3 is not one of the layers 0..2 of the model ",
+    id="nad.layer-of-the-model",
+    marks=NEEDS_NEURAL,
+)
+"""A layer the model does not have: the evaluator's preflight reads the model's config."""
+
+
+def wav2vec2_dir(directory: Path, **config) -> Path:
+    """What the up-front model check reads of a wav2vec2 encoder (config.json and non-empty
+    weights), without a real model: the layer check must not need one."""
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text(json.dumps({"model_type": "wav2vec2"} | config))
+    (directory / "pytorch_model.bin").write_bytes(b"weights")
+    return directory
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    """Tests run in ``tmp_path``, with the model :data:`W2V` there."""
+    monkeypatch.chdir(tmp_path)
+    wav2vec2_dir(tmp_path / W2V, num_hidden_layers=2)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("name", "values", "expected"), [*BAD_VALUES, LAYER_OF_MODEL])
+def test_a_bad_option_value_names_the_key_and_what_is_accepted(data, here, name, values, expected):
+    (found,) = problems(config_for(data, evaluators=[name], evaluator_options={name: values}))
+    assert found.startswith(f"evaluator_options.{expected}"), found
+
+
+@pytest.mark.parametrize(("name", "values", "expected"), BAD_VALUES)
+def test_the_constructor_refuses_the_same_values(name, values, expected):
+    with pytest.raises(ValueError) as caught:
+        registry.create(name, **values)
+    assert str(caught.value).startswith(f"evaluator_options.{expected}")
+
+
+def test_every_option_of_every_builtin_evaluator_declares_its_values():
+    for cls in registry._BUILTIN:
+        declared = options.declared(cls.__init__)
+        for parameter in inspect.signature(cls).parameters:
+            if parameter not in cls.context_options:
+                assert declared.get(parameter), f"{cls.name}: {parameter} declares no values"
+
+
+def test_values_are_checked_by_type_and_null_asks_for_the_default():
+    per, nad = registry.info("per").cls, registry.info("nad").cls
+    accepted = {"models": {"en": "m", "cmn": "m"}, "lm": "wiki.arpa", "batch_size": 1}
+    assert options.value_problems(per, accepted) == []
+    assert options.value_problems(per, {"models": None, "lm": None}) == []
+    assert options.value_problems(nad, {"layer": None, "features": "mfcc"}) == []
+    assert options.value_problems(per, {"batch_size": True, "compat": None}) == [
+        "evaluator_options.per.batch_size = True is not an integer >= 1",
+        "evaluator_options.per.compat = None is not one of 'pathbench', 'none'",
+    ]
+    assert options.value_problems(per, {"lm": 5, "models": "m"}) == [
+        "evaluator_options.per.lm = 5 is not an n-gram file (ARPA or kenlm binary) for every "
+        f"language, or a mapping of language ({LANGUAGES}) to an n-gram file (ARPA or kenlm "
+        "binary)",
+        f"evaluator_options.per.models = 'm' is not a mapping of language ({LANGUAGES}) to a "
+        "model: a local directory or a Hugging Face id",
+    ]
+
+
+@NEEDS_NEURAL
+def test_the_nad_layer_must_be_one_the_model_has(data, here):
+    def nad(**values) -> dict:
+        return config_for(data, evaluators=["nad"], evaluator_options={"nad": values})
+
+    check_config(nad(model=W2V, layer=2), generated=lambda path: False)
+    (default,) = problems(nad(model=W2V))
+    assert default.startswith("evaluator_options.nad.layer = 10 is not one of the layers 0..2")
+    # A config.json without num_hidden_layers has transformers' default, 12.
+    wav2vec2_dir(here / "default")
+    check_config(nad(model="default", layer=12), generated=lambda path: False)
+    assert problems(nad(model="default", layer=13))[0].endswith(str(here / "default"))
+
+
+class _TypeCheckingOnly:
+    def __init__(self, model: Unimportable = None) -> None:  # noqa: F821 - the point
+        self.model = model
+
+
+def test_a_constructor_whose_annotations_cannot_be_read_declares_nothing():
+    """A plugin annotating with a type imported for type checkers only still parses; its
+    values are its own preflight's to check."""
+    assert options.declared(_TypeCheckingOnly.__init__) == {}
+
+
+@pytest.mark.parametrize(("name", "values", "expected"), [*BAD_VALUES, LAYER_OF_MODEL])
+def test_a_bad_option_value_stops_the_dry_run_before_any_job(tmp_path, name, values, expected):
+    """The workflow's parse runs the checks, so no job starts (and no model loads) to find out."""
+    workdir = copy_workflow(tmp_path / "wf")
+    build_dataset(workdir / "data" / "mine")
+    wav2vec2_dir(workdir / W2V, num_hidden_layers=2)
+    config = {
+        "datasets": {"mine": {"path": "data/mine"}},
+        "evaluators": [name],
+        "evaluator_options": {name: values},
+    }
+    run = dry_run(workdir, config, check=False)
+    assert run.returncode == 1
+    output = run.stdout + run.stderr
+    assert f"evaluator_options.{expected}" in output, output[-3000:]
+    assert "Job stats" not in output and not (workdir / "results").exists()

@@ -12,7 +12,7 @@ import re
 import pytest
 import yaml
 from kaldi_builder import build_dataset
-from workflow_run import REPO, copy_workflow, snakemake
+from workflow_run import REPO, copy_workflow, dry_run, snakemake
 
 TEST_CONFIG = REPO / ".test" / "config" / "config.yaml"
 
@@ -22,11 +22,6 @@ def workdir(tmp_path):
     workdir = copy_workflow(tmp_path / "wf")
     build_dataset(workdir / "data" / "mine")
     return workdir
-
-
-def dry_run(workdir, config: dict, check: bool = True):
-    (workdir / "my.yaml").write_text(yaml.safe_dump(config))
-    return snakemake(workdir, "-n", "--configfile", "my.yaml", check=check)
 
 
 USER_CONFIG = yaml.safe_load(TEST_CONFIG.read_text())

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import IO
 
+import yaml
+
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ("workflow", "config", "scripts")
 
@@ -33,6 +35,12 @@ def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.Compl
             f"{' '.join(args)} failed ({result.returncode}):\n{result.stderr[-6000:]}"
         )
     return result
+
+
+def dry_run(workdir: Path, config: dict, check: bool = True) -> subprocess.CompletedProcess:
+    """``snakemake -n`` in ``workdir`` with ``config`` as its one config file (``my.yaml``)."""
+    (workdir / "my.yaml").write_text(yaml.safe_dump(config))
+    return snakemake(workdir, "-n", "--configfile", "my.yaml", check=check)
 
 
 def start_snakemake(workdir: Path, log: IO[str], *args: str) -> subprocess.Popen:

@@ -23,7 +23,7 @@ text-aware interface only to learn the language: they never read the transcripti
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
@@ -37,11 +37,12 @@ from pathbench_flow.evaluator import (
     Score,
     guarded,
 )
-from pathbench_flow.evaluators.signal import NONE, PATHBENCH, compat_mode
+from pathbench_flow.evaluators.signal import PATHBENCH, Compat
 from pathbench_flow.languages import LANGUAGES
 from pathbench_flow.neural import ctc, model_tracks, phonemes
 from pathbench_flow.neural import lm as ngram
 from pathbench_flow.neural import models as loading
+from pathbench_flow.options import MODEL_NAME, ByLanguage, Integer, Text, checked
 from pathbench_flow.status import ERROR, TOO_SHORT, UNSUPPORTED_LANGUAGE, NoScore
 
 EMPTY_PHONEMISATION = "empty_phonemisation"
@@ -50,6 +51,8 @@ LOAD_CHUNK = 64
 """Utterances whose audio is held in memory at once; the model batches within a chunk."""
 BATCH_SIZE = 8
 """Utterances a model runs at once on a GPU (option ``batch_size``; the CPU runs one)."""
+LM_FILES = ByLanguage(Text("an n-gram file (ARPA or kenlm binary)"), one_for_all=True)
+"""What the ``lm`` option accepts: one file for every language, or language → file."""
 PATHBENCH_LANGUAGES = LANGUAGES
 ASR_DEFAULT: Mapping[str, str] = loading.ASR_MODELS
 
@@ -78,16 +81,17 @@ class _ModelEvaluator:
     category = TEXT.key
     trimmable = False
 
+    @checked
     def __init__(
         self,
-        model: str = loading.PHONE_MODEL,
-        models: Mapping[str, str] | None = None,
-        lm: str | Mapping[str, str] | None = None,
-        batch_size: int = BATCH_SIZE,
-        compat: str = PATHBENCH,
+        model: Annotated[str, MODEL_NAME] = loading.PHONE_MODEL,
+        models: Annotated[Mapping[str, str] | None, ByLanguage(MODEL_NAME)] = None,
+        lm: Annotated[str | Mapping[str, str] | None, LM_FILES] = None,
+        batch_size: Annotated[int, Integer(1)] = BATCH_SIZE,
+        compat: Compat = PATHBENCH,
     ) -> None:
         self._check(model, models, lm)
-        self.compat = compat_mode(self.name, compat, (PATHBENCH, NONE))
+        self.compat = compat
         self._transcripts = _Transcripts(self.compat)
         self.batch_size = int(batch_size)
         self._lms = ngram.lm_paths(lm)

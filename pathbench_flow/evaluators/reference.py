@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from pathbench_flow.evaluator import (
 from pathbench_flow.lazy import lazy_module
 from pathbench_flow.neural import model_tracks
 from pathbench_flow.neural import models as loading
+from pathbench_flow.options import MODEL_NAME, Integer, OneOf, checked
 from pathbench_flow.status import (
     GOOD_TRIMS,
     NO_REFERENCES,
@@ -124,11 +126,12 @@ def _nad_model_dir(name: str, features: str, model: str) -> str | None:
     """The local directory of the NAD feature model (None for MFCC features)."""
     if features == "mfcc":
         return None
-    if features != "wav2vec2":
-        raise ValueError(
-            f"evaluator_options.{name}.features: 'wav2vec2' or 'mfcc', not {features!r}"
-        )
     return str(loading.check(model, f"evaluator_options.{name}.model", ctc=False))
+
+
+def _nad_layer(layer: int | None) -> int:
+    """The hidden layer NAD compares: the option, or PathBench's when it is unset."""
+    return loading.NAD_LAYER if layer is None else layer
 
 
 class NADEvaluator(ReferenceAudioEvaluator):
@@ -146,14 +149,15 @@ class NADEvaluator(ReferenceAudioEvaluator):
     unit = "distance"
     trimmable = True
 
+    @checked
     def __init__(
         self,
-        features: str = "wav2vec2",
-        model: str = loading.NAD_MODEL,
-        layer: int | None = None,
+        features: Annotated[str, OneOf("wav2vec2", "mfcc")] = "wav2vec2",
+        model: Annotated[str, MODEL_NAME] = loading.NAD_MODEL,
+        layer: Annotated[int | None, Integer(0)] = None,
     ) -> None:
         model_dir = _nad_model_dir(self.name, features, model)
-        layer = loading.NAD_LAYER if layer is None else layer
+        layer = _nad_layer(layer)
         self._extract: FeatureFn = lambda audio: nad.nad_features(
             audio, kind=features, model_dir=model_dir, layer=layer
         )
@@ -175,16 +179,24 @@ class NADEvaluator(ReferenceAudioEvaluator):
         model_dir = _nad_model_dir(cls.name, features, options.get("model", loading.NAD_MODEL))
         if model_dir is None:
             return (tracks.TrackUse(tracks.NAD_MFCC),)
-        layer = options.get("layer")
-        track = model_tracks.hidden_track(model_dir, loading.NAD_LAYER if layer is None else layer)
+        track = model_tracks.hidden_track(model_dir, _nad_layer(options.get("layer")))
         return (tracks.TrackUse(track),)
 
     @classmethod
     def preflight(cls, options: dict) -> None:
-        """The wav2vec2 model (when those features are chosen) must be on this machine."""
-        _nad_model_dir(
+        """The wav2vec2 model (when those features are chosen) must be on this machine, with
+        the layer compared: one it lacks would fail every utterance of the run."""
+        model_dir = _nad_model_dir(
             cls.name, options.get("features", "wav2vec2"), options.get("model", loading.NAD_MODEL)
         )
+        if model_dir is None:
+            return
+        layer, layers = _nad_layer(options.get("layer")), loading.hidden_layers(Path(model_dir))
+        if layer > layers:
+            raise ValueError(
+                f"evaluator_options.{cls.name}.layer = {layer} is not one of the layers "
+                f"0..{layers} of the model {model_dir}"
+            )
 
     def _distance(self, test: np.ndarray, keys: Sequence[tuple], audios: Callable) -> float:
         references = [self._features.get(k, lambda k=k: audios(k)) for k in keys]

@@ -13,11 +13,14 @@ the 0.0 PathBench assigns (still with status ``unvoiced``, so the substitution i
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 
 from pathbench_flow import tracks
 from pathbench_flow.evaluator import ReferenceFreeEvaluator, Score
 from pathbench_flow.lazy import lazy_module
+from pathbench_flow.options import OneOf, checked
 from pathbench_flow.status import UNVOICED
 
 # Loaded when a job first scores with them: reading the classes' metadata needs none of them.
@@ -29,19 +32,14 @@ wada_snr = lazy_module("pathbench_flow.measures.wada_snr")
 
 PATHBENCH = "pathbench"
 NONE = "none"
+Compat = Annotated[str, OneOf(PATHBENCH, NONE)]
+"""The ``compat`` option of a measure with both PathBench's value and this project's."""
 
 
-def compat_mode(evaluator: str, compat: str, allowed: tuple[str, ...], variant: str = "") -> str:
-    """Check an evaluator's ``compat`` option; the error names the key, the choices and, for
-    evaluators that exist only in PathBench's form, the evaluator holding this project's
-    variant."""
-    if compat not in allowed:
-        choices = ", ".join(repr(choice) for choice in allowed)
-        hint = f"; this project's variant is the evaluator {variant!r}" if variant else ""
-        raise ValueError(
-            f"evaluator_options.{evaluator}.compat = {compat!r} is not one of {choices}{hint}"
-        )
-    return compat
+def pathbench_only(variant: str) -> OneOf:
+    """The ``compat`` values of a measure that exists only in PathBench's form: the message
+    for another value names ``variant``, the evaluator holding this project's."""
+    return OneOf(PATHBENCH, hint=f"this project's variant is the evaluator {variant!r}")
 
 
 def pathbench_zero_when_unvoiced(score: Score) -> Score:
@@ -74,9 +72,8 @@ class CPPSEvaluator(ReferenceFreeEvaluator):
         """The fast implementation reads the shared ``cpps`` track; Praat's runs itself."""
         return ("cpps",) if options.get("implementation", "fast") == "fast" else ()
 
-    def __init__(self, implementation: str = "fast") -> None:
-        if implementation not in ("fast", "praat"):
-            raise ValueError("cpps implementation must be 'fast' or 'praat'")
+    @checked
+    def __init__(self, implementation: Annotated[str, OneOf("fast", "praat")] = "fast") -> None:
         self._measure = tracks.cpps if implementation == "fast" else cepstral.cpps_praat
 
     def _score_audio(self, audio: np.ndarray, fs: int) -> float:
@@ -94,9 +91,10 @@ class WadaSNREvaluator(ReferenceFreeEvaluator):
     unit = "dB"
     pathbench_compatible = True
 
-    def __init__(self, compat: str = PATHBENCH) -> None:
-        self.compat = compat_mode(self.name, compat, (PATHBENCH, NONE))
-        self.pathbench_compatible = self.compat == PATHBENCH
+    @checked
+    def __init__(self, compat: Compat = PATHBENCH) -> None:
+        self.compat = compat
+        self.pathbench_compatible = compat == PATHBENCH
         self._measure = (
             wada_snr.wada_snr_pathbench if self.pathbench_compatible else wada_snr.wada_snr
         )
@@ -117,9 +115,10 @@ class StdPitchEvaluator(ReferenceFreeEvaluator):
     unit = "st"
     pathbench_compatible = True
 
-    def __init__(self, compat: str = PATHBENCH) -> None:
-        self.compat = compat_mode(self.name, compat, (PATHBENCH, NONE))
-        self.pathbench_compatible = self.compat == PATHBENCH
+    @checked
+    def __init__(self, compat: Compat = PATHBENCH) -> None:
+        self.compat = compat
+        self.pathbench_compatible = compat == PATHBENCH
         self._per_decade = (
             pitch.PATHBENCH_SEMITONES_PER_DECADE
             if self.pathbench_compatible
@@ -160,8 +159,9 @@ class PraatSpeechRateEvaluator(ReferenceFreeEvaluator):
     unit = "syll/s"
     pathbench_compatible = True
 
-    def __init__(self, compat: str = PATHBENCH) -> None:
-        self.compat = compat_mode(self.name, compat, (PATHBENCH,), variant="speech_rate")
+    @checked
+    def __init__(self, compat: Annotated[str, pathbench_only("speech_rate")] = PATHBENCH) -> None:
+        self.compat = compat
 
     def _score_audio(self, audio: np.ndarray, fs: int) -> float:
         return praat_speech_rate.praat_speech_rate(audio, fs)

@@ -6,6 +6,7 @@ The ``compat`` option and the unvoiced rule are those of :mod:`pathbench_flow.ev
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
 
 import numpy as np
 
@@ -17,19 +18,23 @@ from pathbench_flow.evaluator import (
     Score,
 )
 from pathbench_flow.evaluators.signal import (
-    NONE,
     PATHBENCH,
-    compat_mode,
+    Compat,
+    pathbench_only,
     pathbench_zero_when_unvoiced,
 )
 from pathbench_flow.lazy import lazy_module
 from pathbench_flow.measures.vowel_tables import PATHBENCH_TABLES, VOWEL_FORMANTS
+from pathbench_flow.options import Boolean, checked
 from pathbench_flow.status import UNSUPPORTED_LANGUAGE
 
 # Loaded when a job first scores with them (Praat, scikit-learn), not when the class is read.
 pitch = lazy_module("pathbench_flow.measures.pitch")
 vsa = lazy_module("pathbench_flow.measures.vsa")
 vsa_pathbench = lazy_module("pathbench_flow.measures.vsa_pathbench")
+
+UseSpk2Gender = Annotated[bool, Boolean()]
+"""The vowel-space measures' ``use_spk2gender`` option."""
 
 
 class F0RangeEvaluator(ReferenceFreeSpeakerEvaluator):
@@ -44,9 +49,10 @@ class F0RangeEvaluator(ReferenceFreeSpeakerEvaluator):
     unit = "Hz"
     pathbench_compatible = True
 
-    def __init__(self, compat: str = PATHBENCH) -> None:
-        self.compat = compat_mode(self.name, compat, (PATHBENCH, NONE))
-        self.pathbench_compatible = self.compat == PATHBENCH
+    @checked
+    def __init__(self, compat: Compat = PATHBENCH) -> None:
+        self.compat = compat
+        self.pathbench_compatible = compat == PATHBENCH
 
     def _score_audio_list(self, audios: list[np.ndarray]) -> float:
         return pitch.f0_range(audios, SAMPLE_RATE)
@@ -67,7 +73,8 @@ class _VowelSpaceEvaluator(LanguageAwareSpeakerEvaluator):
 
     unit = "Hz^2"
 
-    def __init__(self, use_spk2gender: bool = False) -> None:
+    @checked
+    def __init__(self, use_spk2gender: UseSpk2Gender = False) -> None:
         self.use_spk2gender = use_spk2gender
 
     def _gender(self) -> str | None:
@@ -92,9 +99,14 @@ class VSAEvaluator(_VowelSpaceEvaluator):
     languages = tuple(sorted(PATHBENCH_TABLES))
     pathbench_compatible = True
 
-    def __init__(self, use_spk2gender: bool = False, compat: str = PATHBENCH) -> None:
+    @checked
+    def __init__(
+        self,
+        use_spk2gender: UseSpk2Gender = False,
+        compat: Annotated[str, pathbench_only("vsa_corners")] = PATHBENCH,
+    ) -> None:
         super().__init__(use_spk2gender)
-        self.compat = compat_mode(self.name, compat, (PATHBENCH,), variant="vsa_corners")
+        self.compat = compat
 
     def _score_audio_list(self, audios: list[np.ndarray], language: str) -> float:
         return vsa_pathbench.vsa_pathbench(audios, SAMPLE_RATE, language, self._gender())

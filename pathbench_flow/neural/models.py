@@ -50,6 +50,8 @@ MIN_SAMPLES = 400
 """Shortest input PathBench scores (25 ms): wav2vec2's convolutions need 400 samples a frame."""
 PACKAGES = ("torch", "transformers")
 CONFIG_FILE = "config.json"
+WAV2VEC2_LAYERS = 12
+"""transformers' ``Wav2Vec2Config`` default of ``num_hidden_layers``."""
 WEIGHTS_FILES = (
     "model.safetensors",
     "model.safetensors.index.json",
@@ -185,6 +187,15 @@ def check(model: str, option: str, *, ctc: bool = True) -> Path:
     raise ModelUnavailable(
         f"{option}: {where} is not a loadable model: {'; '.join(problems)}; {fix}"
     )
+
+
+def hidden_layers(directory: Path) -> int:
+    """The transformer layers of the model in ``directory`` (its config.json's
+    ``num_hidden_layers``, transformers' default :data:`WAV2VEC2_LAYERS` when absent), read
+    without torch, so that a configured hidden layer (0 to this number) is checked before any
+    job loads the model. The directory has passed :func:`check`."""
+    config = _json_object(directory / CONFIG_FILE, []) or {}
+    return int(config.get("num_hidden_layers", WAV2VEC2_LAYERS))
 
 
 def model_problems(directory: Path, *, ctc: bool) -> list[str]:
