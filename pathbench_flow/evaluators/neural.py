@@ -285,6 +285,10 @@ class _Transcripts:
         """``text`` cleaned and phonemised in ``language``."""
         return phonemes.phonemise(text, language, keep_flags=self.pathbench)
 
+    def alignable(self, model: loading.CTCModel, text: str, language: str) -> list[str]:
+        """The phones of ``text`` that the phone model can align (ArtP and DArtP)."""
+        return phonemes.for_vocabulary(self.phones(text, language), model.vocab)
+
     def error_rate(self, reference: Sequence[str], hypothesis: Sequence[str], text: str) -> float:
         """Phone error rate; ``text`` (the reference's source) names an empty reference."""
         if reference:
@@ -306,7 +310,7 @@ def _artp(model: loading.CTCModel, log_posteriors: np.ndarray, phones: Sequence[
 def _reference_phones(
     model: loading.CTCModel, transcripts: _Transcripts, text: str, language: str
 ) -> list[str]:
-    phones = phonemes.for_vocabulary(transcripts.phones(text, language), model.vocab)
+    phones = transcripts.alignable(model, text, language)
     if not phones:
         raise NoScore(EMPTY_PHONEMISATION, f"no phone of the model's vocabulary in {text!r}")
     return phones
@@ -399,9 +403,7 @@ class DArtPEvaluator(_TextModelEvaluator):
 
         def compute() -> float:
             text = self._lm_decode(item.language, asr)
-            phones = phonemes.for_vocabulary(
-                self._transcripts.phones(text, item.language), model.vocab
-            )
+            phones = self._transcripts.alignable(model, text, item.language)
             if not phones:
                 phones = [p for p in self.FALLBACK if p in model.vocab]
                 note.append(f"no phone in the LM transcription {text!r}; aligned 'a'")
