@@ -2,7 +2,7 @@
 
 Upstream PathBench imports as ``pathbench``; a user who runs both (the conformance benchmark
 does, in one process) must get each package under its own name. Upstream is not on PyPI, so a
-stand-in distribution named ``pathbench`` is built and installed with pip into a target
+stand-in wheel named ``pathbench`` is installed with pip into a target
 directory, and a fresh interpreter imports both.
 """
 
@@ -12,30 +12,32 @@ import json
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pathbench_flow
 
-STAND_IN_PYPROJECT = """\
-[build-system]
-requires = ["setuptools>=68"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "pathbench"
-version = "0.0.1"
-
-[tool.setuptools]
-packages = ["pathbench"]
-"""
+STAND_IN_FILES = {
+    "pathbench/__init__.py": 'ORIGIN = "upstream stand-in"\n',
+    "pathbench/evaluator.py": "class Evaluator:\n    pass\n",
+    "pathbench-0.0.1.dist-info/METADATA": (
+        "Metadata-Version: 2.1\nName: pathbench\nVersion: 0.0.1\n"
+    ),
+    "pathbench-0.0.1.dist-info/WHEEL": (
+        "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    ),
+}
+"""A pure-Python wheel of a package named ``pathbench``, written by hand: pip installs a wheel
+without a build backend, so the test needs neither setuptools in the environment nor an index."""
 
 
 def _install_stand_in(tmp_path: Path) -> Path:
-    source = tmp_path / "upstream"
-    (source / "pathbench").mkdir(parents=True)
-    (source / "pyproject.toml").write_text(STAND_IN_PYPROJECT)
-    (source / "pathbench" / "__init__.py").write_text('ORIGIN = "upstream stand-in"\n')
-    (source / "pathbench" / "evaluator.py").write_text("class Evaluator:\n    pass\n")
+    wheel = tmp_path / "pathbench-0.0.1-py3-none-any.whl"
+    record = "pathbench-0.0.1.dist-info/RECORD"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in STAND_IN_FILES.items():
+            archive.writestr(name, text)
+        archive.writestr(record, "".join(f"{name},,\n" for name in [*STAND_IN_FILES, record]))
     site = tmp_path / "site"
     subprocess.run(
         [
@@ -45,11 +47,10 @@ def _install_stand_in(tmp_path: Path) -> Path:
             "install",
             "-q",
             "--no-deps",
-            "--no-build-isolation",
             "--no-index",
             "--target",
             str(site),
-            str(source),
+            str(wheel),
         ],
         check=True,
         capture_output=True,
