@@ -37,7 +37,7 @@ def test_cleaning_removes_ascii_and_cjk_punctuation() -> None:
 
 
 def test_phonemisation_follows_pathbench() -> None:
-    require_espeak()
+    pytest.importorskip("phonemizer", reason="phonemisation needs the neural extra")
     assert phonemes.phonemise("Blue!", "en") == ("b", "l", "uː")  # en → en-us, no stress marks
     assert phonemes.phonemise("...", "en") == ()
     vocabulary = {"z": 0, "e": 1, "r": 2, "o": 3, "t": 4}

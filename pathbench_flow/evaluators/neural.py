@@ -112,12 +112,8 @@ class _ModelEvaluator:
 
     @classmethod
     def _check(cls, model: str, asr: Mapping[str, str] | None, lm: Any) -> None:
-        """Every resource the options name, on this machine (raises ModelUnavailable)."""
-        if "espeak" in cls.uses:
-            try:
-                phonemes.check_installed()
-            except phonemes.PhonemiserMissing as error:
-                raise loading.ModelUnavailable(f"{cls.name}: {error}") from None
+        """Every resource the options name, on this machine (raises ModelUnavailable); the
+        models first, whose message names the option and the extra that brings the rest."""
         if "model" in cls.uses:
             loading.check(model, cls._option("model"))
         if "models" in cls.uses:
@@ -126,6 +122,11 @@ class _ModelEvaluator:
         if "lm" in cls.uses:
             for language, path in ngram.lm_paths(lm).items():
                 ngram.check_lm(path, cls._option("lm" if language == "*" else f"lm.{language}"))
+        if "espeak" in cls.uses:
+            try:
+                phonemes.check_installed()
+            except phonemes.PhonemiserMissing as error:
+                raise loading.ModelUnavailable(f"{cls.name}: {error}") from None
 
     @classmethod
     def _directories(
