@@ -4,7 +4,7 @@ Every job of a run is a fresh Python process that imports its stage before doing
 a library imported but not used costs every job its import time. Measured here, each in fresh
 processes, best of ``--repeat``:
 
-* per rule, what its script (``scripts/<rule>.py``) imports, read from the script itself;
+* per rule, what its script (``workflow/scripts/<rule>.py``) imports, read from the script itself;
   for the scoring rules also building each evaluator of the demo config with its options
   (one row per evaluator), as the scoring stage does before its first utterance;
 * ``snakemake -n`` on the demo config in a scratch copy of the workflow (the parse, the
@@ -33,7 +33,7 @@ from job_imports import DRY_RUN, Fresh, run_fresh, script_imports  # noqa: E402 
 
 SCORING_RULES = ("score_utterances", "score_reference", "score_speakers")
 WORKFLOW_ENTRIES = ("Snakefile", "workflow", "config", "scripts")
-"""What a dry run reads (older checkouts keep the Snakefile at the top)."""
+"""What a dry run reads (older checkouts keep the Snakefile and scripts/ at the top)."""
 
 _EVALUATORS = """
 import json, yaml, pathbench_flow
@@ -70,7 +70,8 @@ def job_codes(tree: Path) -> dict[str, str]:
     report = json.loads(found.stdout)
     if not Path(report["package"]).resolve().is_relative_to(tree.resolve()):
         raise SystemExit(f"{tree}: imported pathbench_flow from {report['package']}, not the tree")
-    codes = {path.stem: script_imports(path) for path in sorted((tree / "scripts").glob("*.py"))}
+    scripts = next(d for d in (tree / "workflow" / "scripts", tree / "scripts") if d.is_dir())
+    codes = {path.stem: script_imports(path) for path in sorted(scripts.glob("*.py"))}
     for name, (rule, options) in report["evaluators"].items():
         build = f"\nfrom pathbench_flow import registry\nregistry.create({name!r}, **{options!r})\n"
         codes[f"{rule} {name}"] = codes[rule] + build

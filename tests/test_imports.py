@@ -24,7 +24,7 @@ from pathbench_flow.io import read_parquet, write_parquet
 from pathbench_flow.lazy import lazy_module
 from pathbench_flow.schemas import SPEAKERS_SCHEMA
 
-SCRIPTS = REPO / "scripts"
+SCRIPTS = REPO / "workflow" / "scripts"
 BLUE = FIXTURES / "BLUE_japanese10.wav"
 REFERENCES = [FIXTURES / f"BLUE_english{n}.wav" for n in (32, 33, 34)]
 

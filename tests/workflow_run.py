@@ -11,7 +11,7 @@ from typing import IO
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-WORKFLOW_FILES = ("workflow", "config", "scripts")
+WORKFLOW_FILES = ("workflow", "config")
 
 
 def copy_workflow(target: Path) -> Path:

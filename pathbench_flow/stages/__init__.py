@@ -1,1 +1,1 @@
-"""The workflow stages: one function per Snakemake rule, named after it; scripts/ call these."""
+"""The workflow stages: one function per Snakemake rule, named after it, called by its script."""

@@ -36,7 +36,7 @@ rule aggregate_speakers:
         allowlist=config["correlation"]["allowlist"],
         version=VERSION,
     script:
-        "../../scripts/aggregate_speakers.py"
+        "../scripts/aggregate_speakers.py"
 
 
 rule correlate:
@@ -62,7 +62,7 @@ rule correlate:
         version=VERSION,
         settings=config["correlation"],
     script:
-        "../../scripts/correlate.py"
+        "../scripts/correlate.py"
 
 
 # Planned for datasets that ship utt2score (all_targets): PathBench's utterance-level
@@ -91,7 +91,7 @@ rule correlate_utterances:
     params:
         version=VERSION,
     script:
-        "../../scripts/correlate_utterances.py"
+        "../scripts/correlate_utterances.py"
 
 
 rule plot_dataset:
@@ -126,7 +126,7 @@ rule plot_dataset:
         allowlist=config["correlation"]["allowlist"],
         version=VERSION,
     script:
-        "../../scripts/plot_dataset.py"
+        "../scripts/plot_dataset.py"
 
 
 rule export_speaker_csv:
@@ -144,7 +144,7 @@ rule export_speaker_csv:
     params:
         version=VERSION,
     script:
-        "../../scripts/export_speaker_csv.py"
+        "../scripts/export_speaker_csv.py"
 
 
 rule results_table:
@@ -198,4 +198,4 @@ rule results_table:
         },
         version=VERSION,
     script:
-        "../../scripts/results_table.py"
+        "../scripts/results_table.py"

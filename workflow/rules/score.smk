@@ -22,7 +22,7 @@ rule score_utterances:
         context=lambda wc: {"dataset_dir": str(dataset_dir(wc.dataset))},
         version=VERSION,
     script:
-        "../../scripts/score_utterances.py"
+        "../scripts/score_utterances.py"
 
 
 rule score_speakers:
@@ -48,7 +48,7 @@ rule score_speakers:
         variants=lambda wc: variants(wc.evaluator),
         version=VERSION,
     script:
-        "../../scripts/score_speakers.py"
+        "../scripts/score_speakers.py"
 
 
 rule score_reference:
@@ -74,4 +74,4 @@ rule score_reference:
         options=lambda wc: evaluator_options(wc.evaluator),
         version=VERSION,
     script:
-        "../../scripts/score_reference.py"
+        "../scripts/score_reference.py"

@@ -29,7 +29,7 @@ checkpoint shard_manifest:
         reference_types=REFERENCE_TYPES if REFERENCE_EVALUATORS else [],
         version=VERSION,
     script:
-        "../../scripts/shard_manifest.py"
+        "../scripts/shard_manifest.py"
 
 
 # Spelled out, not `use rule shard_manifest as ...`: Snakemake 9 derives a plain rule from a
@@ -53,4 +53,4 @@ checkpoint shard_reference_manifest:
         reference_types=[],
         version=VERSION,
     script:
-        "../../scripts/shard_manifest.py"
+        "../scripts/shard_manifest.py"
