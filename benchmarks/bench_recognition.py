@@ -9,25 +9,21 @@ machines are shared; decoders are built before timing, as a job builds them once
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from speech_fixtures import (  # noqa: E402  (the tests' speech helpers)
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.audio import load_audio
+from pathbench_flow.measures.recognition import gop, per, wer
+from pathbench_flow.testing.speech_fixtures import (
     SENTENCES,
     TESTDATA,
     add_noise,
     recorded_utterances,
     spoken_sentences,
 )
-
-from pathbench_flow import SAMPLE_RATE  # noqa: E402
-from pathbench_flow.audio import load_audio  # noqa: E402
-from pathbench_flow.measures.recognition import gop, per, wer  # noqa: E402
-from pathbench_flow.trimming.sphinx import SphinxModels  # noqa: E402
+from pathbench_flow.trimming.sphinx import SphinxModels
 
 MEASURES = (wer, per, gop)
 

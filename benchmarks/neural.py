@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -40,19 +39,16 @@ from unittest import mock
 import numpy as np
 import soundfile as sf
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from tiny_models import build_char_model, build_phone_model, write_arpa  # noqa: E402
-
-from pathbench_flow import SAMPLE_RATE, registry, tracks  # noqa: E402
-from pathbench_flow.audio import load_shared  # noqa: E402
-from pathbench_flow.evaluator import Item, evaluate_all  # noqa: E402
-from pathbench_flow.neural import lm, model_tracks, models, phonemes  # noqa: E402
-from pathbench_flow.stages.score import load_declared_tracks  # noqa: E402
-from pathbench_flow.stages.tracks import variant_audio  # noqa: E402
-from pathbench_flow.status import ALIGNED  # noqa: E402
-from pathbench_flow.tracks.store import track_rows, write_track  # noqa: E402
-from pathbench_flow.trimming.vad import FATrimmer  # noqa: E402
+from pathbench_flow import SAMPLE_RATE, registry, tracks
+from pathbench_flow.audio import load_shared
+from pathbench_flow.evaluator import Item, evaluate_all
+from pathbench_flow.neural import lm, model_tracks, models, phonemes
+from pathbench_flow.stages.score import load_declared_tracks
+from pathbench_flow.stages.tracks import variant_audio
+from pathbench_flow.status import ALIGNED
+from pathbench_flow.testing.tiny_models import build_char_model, build_phone_model, write_arpa
+from pathbench_flow.tracks.store import track_rows, write_track
+from pathbench_flow.trimming.vad import FATrimmer
 
 BASE = dict(  # Wav2Vec2Config's defaults (base size), spelled out
     hidden_size=768,

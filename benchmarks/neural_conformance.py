@@ -10,12 +10,12 @@ PathBench loads its models by Hugging Face id and its n-gram models from ``lms/`
 working directory, so the run happens in a scratch directory holding ``lms/wiki_<lang>_token``
 files and an offline Hugging Face cache whose ids (``facebook/wav2vec2-xlsr-53-espeak-cv-ft``,
 ``jonatasgrosman/wav2vec2-large-xlsr-53-<language>``, ``facebook/wav2vec2-large``) point at the
-seeded models of ``tests/tiny_models.py``; switching model kind rewrites the ids' ``refs/main``
-(huggingface_hub reads the cache location once, at import). PathBench's evaluators are called
-as its driver ``scripts/evaluate_spk2score.py`` calls them, through the driver's own dispatch
-functions (so reference-free measures get the driver's preloaded audio, with no length check),
-one evaluator per dataset language, with the driver's exception handling; ours through
-``registry.create`` and ``evaluate_all``. Both phonemise with the espeak-ng library
+seeded models of ``pathbench_flow/testing/tiny_models.py``; switching model kind rewrites the
+ids' ``refs/main`` (huggingface_hub reads the cache location once, at import). PathBench's
+evaluators are called as its driver ``scripts/evaluate_spk2score.py`` calls them, through the
+driver's own dispatch functions (so reference-free measures get the driver's preloaded audio, with
+no length check), one evaluator per dataset language, with the driver's exception handling; ours
+through ``registry.create`` and ``evaluate_all``. Both phonemise with the espeak-ng library
 PathBench's phonemizer finds on its own, pinned for both through ``PHONEMIZER_ESPEAK_LIBRARY``.
 
 Timing is CPU time (``time.process_time``) of each side over all utterances, one torch
@@ -51,7 +51,6 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
 
 MEASURES = ("artp", "artp_old", "artp_double_asr", "per", "dper", "double_asr", "nad")
 PHONE_ID = "facebook/wav2vec2-xlsr-53-espeak-cv-ft"
@@ -223,7 +222,7 @@ class Workspace:
 
     def register(self, size: str, kind: str, models: Mapping[str, Path], encoder: Path) -> None:
         """Make the PathBench ids resolve to these models when (size, kind) is active."""
-        import tiny_models
+        from pathbench_flow.testing import tiny_models
 
         commit = hashlib.sha1(f"{size}-{kind}".encode()).hexdigest()
         self.commits[(size, kind)] = commit
@@ -541,7 +540,7 @@ def main() -> None:
     frozen_path = args.frozen.resolve() if str(args.frozen) else None
 
     space = Workspace(Path(tempfile.mkdtemp(prefix="neural-conformance-")))
-    import tiny_models
+    from pathbench_flow.testing import tiny_models
 
     tiny_models.quiet_hf(space.cache)  # before transformers is imported
     os.chdir(space.root)  # PathBench reads lms/ relative to the working directory
@@ -549,10 +548,11 @@ def main() -> None:
     ours_default = our_default_espeak()
     os.environ["PHONEMIZER_ESPEAK_LIBRARY"] = library  # both sides, the same library
 
-    import conformance_inputs as inputs
     import numpy as np
     import torch
     import transformers
+
+    from pathbench_flow.testing import conformance_inputs as inputs
 
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
@@ -670,9 +670,8 @@ def write_report(out: Path, rows, meta, record, utts) -> None:
 
 def write_frozen(path: Path, record, meta, words, pb: PathBench, paths) -> None:
     """PathBench's tiny-model values on the rebuildable utterances, with their recipe."""
-    import conformance_inputs as inputs
-    import synthetic_speech
-    import tiny_models
+    from pathbench_flow.testing import conformance_inputs as inputs
+    from pathbench_flow.testing import synthetic_speech, tiny_models
 
     names = {u["audio"] for u in FROZEN_UTTERANCES}
     names |= {a for u in FROZEN_UTTERANCES for a, _s, _e in u["references"]}
@@ -696,7 +695,8 @@ def write_frozen(path: Path, record, meta, words, pb: PathBench, paths) -> None:
     frozen = {
         "about": (
             "PathBench's values (checkout e26aa32, called as scripts/evaluate_spk2score.py "
-            "calls its evaluators) for the tiny seeded models of tests/tiny_models.py; "
+            "calls its evaluators) for the tiny seeded models of "
+            "pathbench_flow/testing/tiny_models.py; "
             "written by benchmarks/neural_conformance.py, checked by "
             "tests/test_neural_conformance.py. null = PathBench gave no value."
         ),

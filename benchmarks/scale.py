@@ -53,8 +53,7 @@ from pathbench_flow.demo.corpus import make_demo
 from pathbench_flow.seeds import DEMO_SEED
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-from workflow_run import (  # noqa: E402  (the tests' helpers, shared, not copied)
+from pathbench_flow.testing.workflow_run import (  # noqa: E402  (the tests' helpers, shared, not copied)
     copy_workflow,
     start_snakemake,
 )

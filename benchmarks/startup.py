@@ -22,14 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pathbench_flow.testing.job_imports import DRY_RUN, Fresh, run_fresh, script_imports
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-from job_imports import DRY_RUN, Fresh, run_fresh, script_imports  # noqa: E402  (tests' helper)
 
 SCORING_RULES = ("score_utterances", "score_reference", "score_speakers")
 WORKFLOW_ENTRIES = ("Snakefile", "workflow", "config", "scripts")

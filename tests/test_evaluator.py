@@ -7,8 +7,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from kaldi_builder import build_dataset, write_lines
-from plugin_install import install_example_plugin, uninstall_example_plugin
 
 from pathbench_flow import registry
 from pathbench_flow.evaluator import (
@@ -28,6 +26,8 @@ from pathbench_flow.stages.score import (
 )
 from pathbench_flow.stages.validate import validate_dataset
 from pathbench_flow.status import NoScore
+from pathbench_flow.testing.kaldi_builder import build_dataset, write_lines
+from pathbench_flow.testing.plugin_install import install_example_plugin, uninstall_example_plugin
 
 
 @pytest.fixture

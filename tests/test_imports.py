@@ -16,13 +16,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from job_imports import DRY_RUN, run_fresh, script_imports
-from speech_fixtures import FIXTURES
-from workflow_run import REPO, copy_workflow
 
 from pathbench_flow.io import read_parquet, write_parquet
 from pathbench_flow.lazy import lazy_module
 from pathbench_flow.schemas import SPEAKERS_SCHEMA
+from pathbench_flow.testing.job_imports import DRY_RUN, run_fresh, script_imports
+from pathbench_flow.testing.speech_fixtures import FIXTURES
+from pathbench_flow.testing.workflow_run import REPO, copy_workflow
 
 SCRIPTS = REPO / "workflow" / "scripts"
 BLUE = FIXTURES / "BLUE_japanese10.wav"

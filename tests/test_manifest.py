@@ -6,12 +6,12 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-from kaldi_builder import build_dataset, write_lines
 
 from pathbench_flow.data.manifest import assign_shards, load_manifest
 from pathbench_flow.data.validation import DatasetError
 from pathbench_flow.schemas import MANIFEST_SCHEMA
 from pathbench_flow.stages.validate import validate_dataset
+from pathbench_flow.testing.kaldi_builder import build_dataset, write_lines
 
 
 def test_manifest_schema_sort_and_metadata(tmp_path):

@@ -1,6 +1,7 @@
 """What stands between a configured model and a run: the up-front check that a model directory
 holds a loadable model, the device the models run on and the GPU their jobs ask for, and a
-job whose every utterance fails. On a tiny random wav2vec2 phone model (tests/tiny_models.py)."""
+job whose every utterance fails. On a tiny random wav2vec2 phone model
+(pathbench_flow/testing/tiny_models.py)."""
 
 from __future__ import annotations
 
@@ -14,21 +15,21 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from kaldi_builder import build_dataset
-from workflow_run import copy_workflow, snakemake
 
 from pathbench_flow import registry
 from pathbench_flow.neural import models
 from pathbench_flow.preflight import ConfigError, check_config
 from pathbench_flow.stages.score import ScoringFailed, score_utterances
 from pathbench_flow.stages.validate import validate_dataset
+from pathbench_flow.testing.kaldi_builder import build_dataset
+from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 
 
 @pytest.fixture(scope="module")
 def phone_model(tmp_path_factory) -> Path:
     pytest.importorskip("torch", reason="model-based measures need the neural extra (torch)")
     pytest.importorskip("transformers", reason="model-based measures need transformers")
-    from tiny_models import build_phone_model
+    from pathbench_flow.testing.tiny_models import build_phone_model
 
     return build_phone_model(tmp_path_factory.mktemp("model") / "phone")
 
@@ -101,7 +102,7 @@ def test_an_incomplete_copy_or_the_wrong_kind_of_model_is_refused(phone_model, t
 def test_an_incomplete_model_in_the_hugging_face_cache_says_to_fetch_it_again(
     phone_model, tmp_path, monkeypatch
 ):
-    from tiny_models import as_hf_cache
+    from pathbench_flow.testing.tiny_models import as_hf_cache
 
     partial = broken(phone_model, tmp_path / "partial", drop=("model.safetensors",))
     as_hf_cache(partial, tmp_path / "cache", "tiny/partial")

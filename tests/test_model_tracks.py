@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 import soundfile as sf
 import yaml
-from speech_fixtures import require_espeak
 from test_neural import BLUE, options
 
 from pathbench_flow import SAMPLE_RATE, registry, tracks
@@ -30,6 +29,7 @@ from pathbench_flow.languages import LANGUAGES
 from pathbench_flow.neural import model_tracks, models
 from pathbench_flow.stages.score import score_utterances
 from pathbench_flow.stages.tracks import compute_track
+from pathbench_flow.testing.speech_fixtures import require_espeak
 from pathbench_flow.tracks.store import load_tracks, track_rows, write_track
 
 PHONE_READERS = ("artp", "artp_old", "dper")
@@ -42,7 +42,7 @@ def tiny(tmp_path_factory) -> dict[str, str]:
     pytest.importorskip("torch", reason="model-based measures need the neural extra (torch)")
     pytest.importorskip("transformers", reason="model-based measures need transformers")
     require_espeak()
-    from tiny_models import build_char_model, build_phone_model, write_arpa
+    from pathbench_flow.testing.tiny_models import build_char_model, build_phone_model, write_arpa
 
     root = tmp_path_factory.mktemp("models")
     return {
@@ -150,7 +150,7 @@ def test_measures_naming_one_model_declare_one_track_for_the_languages_they_scor
 
 
 def test_a_model_is_identified_by_its_files_never_by_its_path(tiny, tmp_path, monkeypatch):
-    from tiny_models import as_hf_cache
+    from pathbench_flow.testing.tiny_models import as_hf_cache
 
     original = model_tracks.model_identity(tiny["phone"])
     copy = Path(shutil.copytree(tiny["phone"], tmp_path / "copy"))  # copy2 keeps the mtimes
@@ -174,7 +174,7 @@ def test_a_model_is_identified_by_its_files_never_by_its_path(tiny, tmp_path, mo
 def _dataset(root: Path) -> Path:
     """Two speakers x two English texts, each utterance its own 1 s tone (kaldi_builder's
     tones are all the same samples, which the memo would analyse once)."""
-    from kaldi_builder import SPEAKERS, TEXTS, tone, write_kaldi
+    from pathbench_flow.testing.kaldi_builder import SPEAKERS, TEXTS, tone, write_kaldi
 
     (root / "wav").mkdir(parents=True)
     wav, text, utt2spk = [], [], []
@@ -274,8 +274,9 @@ def _full_hidden_states(directory: Path, audio: np.ndarray) -> tuple:
 
 def test_the_encoder_cut_after_its_layer_gives_the_full_models_hidden_layer(tiny, tmp_path):
     import torch
-    from tiny_models import TINY
     from transformers import Wav2Vec2Config, Wav2Vec2Model
+
+    from pathbench_flow.testing.tiny_models import TINY
 
     torch.manual_seed(3)
     group = tmp_path / "group-norm"  # wav2vec2-base's layout: no final layer norm
@@ -326,7 +327,7 @@ def _jobs(plan: str) -> Counter:
 
 @pytest.mark.slow
 def test_the_workflow_runs_the_phone_model_once_for_all_its_measures(tiny, tmp_path):
-    from workflow_run import copy_workflow, snakemake
+    from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 
     workdir = copy_workflow(tmp_path / "run")
     _dataset(workdir / "data" / "mine")
@@ -371,7 +372,7 @@ def _resources(plan: str) -> dict[str, dict[str, str]]:
 
 
 def test_a_model_track_job_is_planned_once_with_its_readers_resources(tiny, tmp_path):
-    from workflow_run import copy_workflow, snakemake
+    from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 
     workdir = copy_workflow(tmp_path / "wf")
     _dataset(workdir / "data" / "mine")

@@ -14,8 +14,9 @@ import tomllib
 
 import pytest
 import yaml
-from kaldi_builder import build_dataset
-from workflow_run import REPO, copy_workflow, output_files, snakemake
+
+from pathbench_flow.testing.kaldi_builder import build_dataset
+from pathbench_flow.testing.workflow_run import REPO, copy_workflow, output_files, snakemake
 
 TEST_CONFIG = REPO / ".test" / "config" / "config.yaml"
 

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 import soundfile as sf
 import yaml
-from speech_fixtures import require_espeak
 
 from pathbench_flow import registry, tracks
 from pathbench_flow.evaluator import Item, evaluate_all
 from pathbench_flow.neural import ctc, models, phonemes
+from pathbench_flow.testing.speech_fixtures import require_espeak
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pathbench-audio"
 BLUE = {name: str(FIXTURES / f"BLUE_{name}.wav") for name in ("japanese10", "english32")}
@@ -144,7 +144,12 @@ def tiny(tmp_path_factory):
     pytest.importorskip("torch", reason="model-based measures need the neural extra (torch)")
     pytest.importorskip("transformers", reason="model-based measures need transformers")
     require_espeak()
-    from tiny_models import as_hf_cache, build_char_model, build_phone_model, write_arpa
+    from pathbench_flow.testing.tiny_models import (
+        as_hf_cache,
+        build_char_model,
+        build_phone_model,
+        write_arpa,
+    )
 
     root = tmp_path_factory.mktemp("tiny_models")
     phone, char = build_phone_model(root / "phone"), build_char_model(root / "char")
@@ -343,7 +348,7 @@ MODEL_ROWS = {
 def _rated_dataset(root: Path) -> Path:
     """Four rated speakers saying the same two texts, each utterance its own tone in noise, so
     every measure varies across speakers and every utterance has three NAD references."""
-    from kaldi_builder import tone, write_kaldi
+    from pathbench_flow.testing.kaldi_builder import tone, write_kaldi
 
     (root / "wav").mkdir(parents=True)
     rng = np.random.default_rng(7)
@@ -371,9 +376,9 @@ def test_the_workflow_scores_every_neural_measure(tiny, tmp_path):
     """All seven model measures in one config run to the results table and the report, where
     they are PathBench's rows under its names and categories."""
     import pandas as pd
-    from workflow_run import copy_workflow, snakemake
 
     from pathbench_flow.io import read_parquet
+    from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 
     workdir = copy_workflow(tmp_path / "run")
     config_path = workdir / "config" / "config.yaml"

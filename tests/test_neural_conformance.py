@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from speech_fixtures import require_espeak
+
+from pathbench_flow.testing.speech_fixtures import require_espeak
 
 DATA = Path(__file__).parent / "data" / "pathbench_neural_values.json"
 FROZEN: dict[str, Any] = json.loads(DATA.read_text(encoding="utf-8"))
@@ -33,8 +34,8 @@ def rebuilt(tmp_path_factory) -> dict[str, Any]:
     pytest.importorskip("torch", reason="model-based measures need the neural extra (torch)")
     pytest.importorskip("transformers", reason="model-based measures need transformers")
     require_espeak()
-    import conformance_inputs as inputs
-    import tiny_models
+    from pathbench_flow.testing import conformance_inputs as inputs
+    from pathbench_flow.testing import tiny_models
 
     spec = FROZEN["models"]
     assert spec["format"] == tiny_models.SEEDED_FORMAT, "the weight recipe changed since freezing"
@@ -54,7 +55,7 @@ def rebuilt(tmp_path_factory) -> dict[str, Any]:
 
 
 def test_the_models_are_the_frozen_ones(rebuilt) -> None:
-    import tiny_models
+    from pathbench_flow.testing import tiny_models
 
     built = {
         f"{kind}/{role}": path
@@ -67,7 +68,7 @@ def test_the_models_are_the_frozen_ones(rebuilt) -> None:
 
 
 def test_the_audio_is_the_frozen_audio(rebuilt) -> None:
-    import synthetic_speech
+    from pathbench_flow.testing import synthetic_speech
 
     for spec in FROZEN["audio"]:
         digest = synthetic_speech.pcm_digest(rebuilt["paths"][spec["name"]])

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from openset_frames import speaker_frame
 
 from pathbench_flow.io import read_parquet, write_parquet
 from pathbench_flow.openset import (
@@ -36,6 +35,7 @@ from pathbench_flow.openset import (
 from pathbench_flow.openset.evaluate import CONFIG_COLUMNS, COUNT_COLUMNS
 from pathbench_flow.openset.folds import FOLD_SETS
 from pathbench_flow.openset.types import MAX_COUNT
+from pathbench_flow.testing.openset_frames import speaker_frame
 
 GRID = {
     "feature_masks": {"all": list(FEATURE_NAMES), "voice": list(FEATURE_NAMES[:8])},

@@ -14,9 +14,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from copas_shaped import SPEAKERS, WORDS, write_copas_words
-from kaldi_builder import tone
-from openset_frames import STAGE_GRID, speaker_frame, summary_paths
 
 from pathbench_flow.io import write_parquet
 from pathbench_flow.openset.schema import FEATURE_NAMES, FEATURE_SCHEMA
@@ -33,6 +30,9 @@ from pathbench_flow.stages.openset import (
     select_config,
 )
 from pathbench_flow.stages.validate import validate_dataset
+from pathbench_flow.testing.copas_shaped import SPEAKERS, WORDS, write_copas_words
+from pathbench_flow.testing.kaldi_builder import tone
+from pathbench_flow.testing.openset_frames import STAGE_GRID, speaker_frame, summary_paths
 
 SETTINGS = {"known_folds": 2, "max_outer_folds": 4, "max_tuning_folds": 3}
 ONE_GROUP_REASON = (

@@ -14,14 +14,14 @@ import pandas as pd
 import pytest
 import soundfile as sf
 import yaml
-from copas_shaped import SPEAKERS, write_copas_words
-from kaldi_builder import build_dataset
 from scipy.signal import resample_poly
-from speech_fixtures import require_espeak
-from workflow_run import REPO, copy_workflow, output_files, snakemake
 
 from pathbench_flow import SAMPLE_RATE
 from pathbench_flow.openset.config import NOT_ENABLED, openset_enabled
+from pathbench_flow.testing.copas_shaped import SPEAKERS, write_copas_words
+from pathbench_flow.testing.kaldi_builder import build_dataset
+from pathbench_flow.testing.speech_fixtures import require_espeak
+from pathbench_flow.testing.workflow_run import REPO, copy_workflow, output_files, snakemake
 
 USER_CONFIG = yaml.safe_load((REPO / ".test" / "config" / "config.yaml").read_text())
 

@@ -1,10 +1,10 @@
 """One end-to-end run over every PathBench shape: all 21 columns of its results table at once.
 
 Why: each corpus has been run on its own; this run checks that the shapes of all of them
-(``tests/pathbench_shapes.py``: cut from the published Kaldi metadata, or built in MDSC's and
-YouTube's shape) go through one workflow with one config, that the results table takes all
-21 column names from PathBench's directory layout alone, that every condition's control set
-works as the reference set of a reference-audio measure, and that open-set evaluation, switched
+(``pathbench_flow/testing/pathbench_shapes.py``: cut from the published Kaldi metadata, or
+built in MDSC's and YouTube's shape) go through one workflow with one config, that the results table
+takes all 21 column names from PathBench's directory layout alone, that every condition's control
+set works as the reference set of a reference-audio measure, and that open-set evaluation, switched
 on for every dataset, reports COPAS's word shape as not applicable instead of failing the run.
 
 The evaluators are the cheapest pair that covers what the assertions read: CPP (PathBench's
@@ -29,11 +29,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from pathbench_shapes import COLUMNS, build
-from speech_fixtures import require_espeak
-from workflow_run import copy_workflow, snakemake
 
 from pathbench_flow.io import read_parquet
+from pathbench_flow.testing.pathbench_shapes import COLUMNS, build
+from pathbench_flow.testing.speech_fixtures import require_espeak
+from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,6 @@ import librosa
 import numpy as np
 import parselmouth
 import pytest
-from speech_fixtures import spoken_sentences
 
 from pathbench_flow import SAMPLE_RATE
 from pathbench_flow.audio import load_audio
@@ -15,6 +14,7 @@ from pathbench_flow.evaluators.signal import StdPitchEvaluator
 from pathbench_flow.evaluators.speaker import F0RangeEvaluator
 from pathbench_flow.measures.pitch import f0_range, std_pitch, voiced_f0, voicing_at
 from pathbench_flow.status import OK, UNVOICED, NoScore
+from pathbench_flow.testing.speech_fixtures import spoken_sentences
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 

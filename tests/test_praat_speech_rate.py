@@ -10,18 +10,18 @@ from pathlib import Path
 import numpy as np
 import parselmouth
 import pytest
-from speech_fixtures import (
-    add_noise,
-    recorded_utterances,
-    require_espeak,
-    spoken_sentences,
-)
 
 from pathbench_flow import SAMPLE_RATE, registry
 from pathbench_flow.audio import load_audio
 from pathbench_flow.evaluators.signal import PraatSpeechRateEvaluator
 from pathbench_flow.measures.praat_speech_rate import praat_speech_rate, syllable_nuclei
 from pathbench_flow.status import TOO_SHORT
+from pathbench_flow.testing.speech_fixtures import (
+    add_noise,
+    recorded_utterances,
+    require_espeak,
+    spoken_sentences,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kaldi_builder import build_dataset
-from workflow_run import copy_workflow, dry_run
 
 from pathbench_flow import options, registry
 from pathbench_flow.neural import models
 from pathbench_flow.preflight import ConfigError, check_config
+from pathbench_flow.testing.kaldi_builder import build_dataset
+from pathbench_flow.testing.workflow_run import copy_workflow, dry_run
 
 PLUGIN = """
 from pathlib import Path

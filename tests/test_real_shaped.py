@@ -25,11 +25,11 @@ import pytest
 import soundfile as sf
 import yaml
 from scipy.signal import resample_poly
-from speech_fixtures import pad_in_noise, require_espeak
-from workflow_run import copy_workflow, snakemake
 
 from pathbench_flow import SAMPLE_RATE
 from pathbench_flow.io import read_parquet
+from pathbench_flow.testing.speech_fixtures import pad_in_noise, require_espeak
+from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 
 pytestmark = pytest.mark.slow
 

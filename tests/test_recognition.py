@@ -6,7 +6,12 @@ import math
 
 import numpy as np
 import pytest
-from speech_fixtures import (
+
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.audio import load_audio
+from pathbench_flow.measures.recognition import edit_distance, gop, per, wer, wpm
+from pathbench_flow.status import NoScore
+from pathbench_flow.testing.speech_fixtures import (
     FIXTURES,
     SENTENCES,
     add_noise,
@@ -15,11 +20,6 @@ from speech_fixtures import (
     shared_models,
     spoken_sentences,
 )
-
-from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_audio
-from pathbench_flow.measures.recognition import edit_distance, gop, per, wer, wpm
-from pathbench_flow.status import NoScore
 from pathbench_flow.trimming.sphinx import align_phones, dictionary_words, is_english, to_pcm16
 
 N_SENTENCES = 20

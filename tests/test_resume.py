@@ -24,7 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from workflow_run import copy_workflow, output_files, snakemake, start_snakemake
+
+from pathbench_flow.testing.workflow_run import (
+    copy_workflow,
+    output_files,
+    snakemake,
+    start_snakemake,
+)
 
 pytestmark = pytest.mark.slow
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 
-from kaldi_builder import build_dataset, write_lines
-
 from pathbench_flow.data.shard_plan import listed_audio, reference_shards, shard_audio
 from pathbench_flow.io import read_parquet
 from pathbench_flow.stages.shards import shard_manifest
 from pathbench_flow.stages.validate import validate_dataset
+from pathbench_flow.testing.kaldi_builder import build_dataset, write_lines
 
 
 def test_listed_audio_keeps_existing_files_only(tmp_path):

@@ -27,7 +27,8 @@ from pathlib import Path
 import pytest
 import yaml
 from test_resume import reference_run
-from workflow_run import REPO, copy_workflow, output_files, start_snakemake
+
+from pathbench_flow.testing.workflow_run import REPO, copy_workflow, output_files, start_snakemake
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 

@@ -12,9 +12,6 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import soundfile as sf
-from kaldi_builder import write_lines
-from openset_frames import STAGE_GRID as GRID
-from openset_frames import speaker_frame, summary_paths
 
 from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.io import read_parquet, write_parquet
@@ -33,6 +30,9 @@ from pathbench_flow.stages.openset import (
 )
 from pathbench_flow.stages.trim import fa_trim
 from pathbench_flow.stages.validate import validate_dataset
+from pathbench_flow.testing.kaldi_builder import write_lines
+from pathbench_flow.testing.openset_frames import STAGE_GRID as GRID
+from pathbench_flow.testing.openset_frames import speaker_frame, summary_paths
 
 AUDIO = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 

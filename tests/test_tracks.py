@@ -17,7 +17,6 @@ import pytest
 import yaml
 from parselmouth.praat import call
 from test_speech_rate import syllables
-from workflow_run import copy_workflow, snakemake
 
 from pathbench_flow import SAMPLE_RATE, registry, tracks
 from pathbench_flow.audio import load_audio
@@ -29,6 +28,7 @@ from pathbench_flow.measures.pitch import pitch_track, praat_pitch
 from pathbench_flow.neural.models import ModelUnavailable
 from pathbench_flow.openset.features import utterance_features
 from pathbench_flow.status import TOO_SHORT, NoScore
+from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 from pathbench_flow.tracks.store import (
     EXCEPTION,
     NO_SCORE,

@@ -5,8 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import soundfile as sf
-from kaldi_builder import build_dataset, write_kaldi, write_lines
-from speech_fixtures import SENTENCES, pad_in_noise, require_espeak, speak, spoken_sentences
 
 from pathbench_flow import SAMPLE_RATE, registry
 from pathbench_flow.audio import load_audio, load_shared
@@ -18,6 +16,14 @@ from pathbench_flow.measures.cepstral import cpp
 from pathbench_flow.stages.score import score_utterances
 from pathbench_flow.stages.trim import fa_trim
 from pathbench_flow.stages.validate import validate_dataset
+from pathbench_flow.testing.kaldi_builder import build_dataset, write_kaldi, write_lines
+from pathbench_flow.testing.speech_fixtures import (
+    SENTENCES,
+    pad_in_noise,
+    require_espeak,
+    speak,
+    spoken_sentences,
+)
 from pathbench_flow.trimming.stored import StoredTrimmer
 from pathbench_flow.trimming.vad import FATrimmer, TrimRecord, TrimResult
 

@@ -8,7 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from speech_fixtures import (
+
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.audio import load_audio
+from pathbench_flow.testing.speech_fixtures import (
     SENTENCES,
     PaddedSpeech,
     pad_in_noise,
@@ -16,9 +19,6 @@ from speech_fixtures import (
     shared_models,
     spoken_sentences,
 )
-
-from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_audio
 from pathbench_flow.trimming.sphinx import dictionary_words
 from pathbench_flow.trimming.vad import (
     EnergySettings,

@@ -1,7 +1,8 @@
 """Wrong values inside the recordings a dataset lists: NaN and infinite samples, header values
 no recording has, paths that are no regular file, and byte-identical copies shared with the
-reference set without a wav_hash.scp. Each test builds a real dataset (tests/kaldi_builder.py)
-and breaks one file; the finding must name the wav.scp file, line, problem and fix."""
+reference set without a wav_hash.scp. Each test builds a real dataset
+(pathbench_flow/testing/kaldi_builder.py) and breaks one file; the finding must name the wav.scp
+file, line, problem and fix."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from kaldi_builder import build_dataset, tone, write_lines
 from test_validation_findings import as_reference, errors, failing, refused, write_hashes
 
 from pathbench_flow.data.dataset import Dataset
@@ -24,6 +24,7 @@ from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.data.validation import DatasetError
 from pathbench_flow.demo.corpus import make_demo
 from pathbench_flow.stages.validate import validate_dataset
+from pathbench_flow.testing.kaldi_builder import build_dataset, tone, write_lines
 
 
 def only(err: DatasetError) -> Finding:

@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from kaldi_builder import build_dataset, references_of, tone, write_lines
 
 from pathbench_flow.data.dataset import Dataset
 from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.data.validation import DatasetError
 from pathbench_flow.stages.validate import failed_report_path, validate_dataset
+from pathbench_flow.testing.kaldi_builder import build_dataset, references_of, tone, write_lines
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 

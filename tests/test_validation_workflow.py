@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from kaldi_builder import build_dataset, write_lines
-from workflow_run import copy_workflow, snakemake
+from pathbench_flow.testing.kaldi_builder import build_dataset, write_lines
+from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 
 
 def run_validation(tmp_path, config: str, target: str):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from kaldi_builder import build_dataset
 
 from pathbench_flow import registry
 from pathbench_flow.audio import load_audio
@@ -16,6 +15,7 @@ from pathbench_flow.schemas import TRIM_SCHEMA
 from pathbench_flow.stages.score import score_reference, score_speakers, score_utterances
 from pathbench_flow.stages.validate import validate_dataset
 from pathbench_flow.status import ENERGY_TRIMMED, FAILED_FALLBACK, TRIM_FAILED
+from pathbench_flow.testing.kaldi_builder import build_dataset
 
 
 @pytest.mark.parametrize(

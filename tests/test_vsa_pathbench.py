@@ -13,7 +13,6 @@ from parselmouth.praat import call
 from scipy.spatial import ConvexHull
 from sklearn.cluster import KMeans
 from sklearn.mixture import GaussianMixture
-from speech_fixtures import require_espeak, spoken_sentences
 from threadpoolctl import threadpool_limits
 
 from pathbench_flow import SAMPLE_RATE, registry
@@ -23,6 +22,7 @@ from pathbench_flow.evaluators.speaker import VSACornersEvaluator, VSAEvaluator
 from pathbench_flow.measures.vowel_tables import PATHBENCH_TABLES, VOWEL_FORMANTS
 from pathbench_flow.measures.vsa_pathbench import estimated_gender, vsa_pathbench
 from pathbench_flow.status import UNSUPPORTED_LANGUAGE, UNVOICED
+from pathbench_flow.testing.speech_fixtures import require_espeak, spoken_sentences
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 

@@ -8,7 +8,6 @@ import pytest
 import soundfile as sf
 from scipy.special import digamma
 from scipy.stats import gamma, rankdata
-from speech_fixtures import add_noise, require_espeak, spoken_sentences
 
 from pathbench_flow import SAMPLE_RATE
 from pathbench_flow.audio import load_audio
@@ -23,6 +22,7 @@ from pathbench_flow.measures.wada_snr import (
     wada_snr_pathbench,
 )
 from pathbench_flow.status import TOO_SHORT, UNVOICED, NoScore
+from pathbench_flow.testing.speech_fixtures import add_noise, require_espeak, spoken_sentences
 
 SNRS_DB = [0.0, 5.0, 10.0, 20.0]
 

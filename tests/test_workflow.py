@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from workflow_run import copy_workflow, output_files, snakemake
 
 from pathbench_flow.io import read_parquet
+from pathbench_flow.testing.workflow_run import copy_workflow, output_files, snakemake
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,9 @@ import re
 
 import pytest
 import yaml
-from kaldi_builder import build_dataset
-from workflow_run import REPO, copy_workflow, dry_run, snakemake
+
+from pathbench_flow.testing.kaldi_builder import build_dataset
+from pathbench_flow.testing.workflow_run import REPO, copy_workflow, dry_run, snakemake
 
 TEST_CONFIG = REPO / ".test" / "config" / "config.yaml"
 

@@ -6,8 +6,9 @@ import sys
 from pathlib import Path
 
 from pathbench_flow import registry
+from pathbench_flow.testing import REPO
 
-PLUGIN_DIR = Path(__file__).parent / "plugins"
+PLUGIN_DIR = REPO / "tests" / "plugins"
 
 
 def install_example_plugin(site: Path) -> None:

@@ -36,11 +36,12 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 from scipy.signal import resample_poly
-from speech_fixtures import ONSET_THRESHOLD, pad_in_noise
 
 from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.testing import SHARED_FIXTURES
+from pathbench_flow.testing.speech_fixtures import ONSET_THRESHOLD, pad_in_noise
 
-KALDI = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "kaldi-metadata"
+KALDI = SHARED_FIXTURES / "kaldi-metadata"
 N_PATHOLOGICAL = 6
 N_CONTROL = 4
 N_TEXTS = {"balanced": 2, "unbalanced": 3, "all": 3}

@@ -10,7 +10,8 @@ from typing import IO
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+from pathbench_flow.testing import REPO
+
 WORKFLOW_FILES = ("workflow", "config")
 
 

@@ -15,10 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import synthetic_speech
-import tiny_models
+from pathbench_flow.testing import SHARED_FIXTURES, synthetic_speech, tiny_models
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
+FIXTURES = SHARED_FIXTURES / "pathbench-audio"
 """The real recordings tests may read (``../shared`` beside the repository, also in CI)."""
 SEEDS: Mapping[str, int] = {"phone": 0, "char": 1, "encoder": 2}
 """Seed of each seeded model: the phone model, the character ASR model (one for every

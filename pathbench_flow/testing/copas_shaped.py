@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import soundfile as sf
-from kaldi_builder import write_kaldi, write_lines
 
 from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.testing.kaldi_builder import write_kaldi, write_lines
 
 # speaker: (gender, age, A18 score)
 SPEAKERS = {"C16": ("m", 14, 17), "C28": ("f", 7, 17), "D63": ("m", 35, 9), "D72": ("f", 52, 4)}
