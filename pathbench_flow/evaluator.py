@@ -414,7 +414,3 @@ class TrimmedReferenceFreeSpeakerEvaluator(Evaluator):
     def evaluate_speaker(self, items: Sequence[Item]) -> Score:
         audios = [trimmed_audio(self.trimmer, item)[0] for item in items]
         return self.inner.score_loaded(audios, items)
-
-
-TrimmedLanguageAwareSpeakerEvaluator = TrimmedReferenceFreeSpeakerEvaluator
-"""The seed's name for the wrapper of language-aware speaker evaluators: the same class."""

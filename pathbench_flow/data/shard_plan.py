@@ -39,7 +39,9 @@ def listed_audio(dataset_dir: str | Path) -> list[str]:
 
 
 @lru_cache(maxsize=4096)
-def _read_plan(path: str, mtime_ns: int) -> dict:
+def _read_plan(path: str, _mtime_ns: int) -> dict:
+    """The parsed plan; the modification time is read only by the cache, as part of its key,
+    so that a plan rewritten by a later run is parsed again instead of served stale."""
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 

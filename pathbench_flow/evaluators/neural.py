@@ -53,7 +53,6 @@ BATCH_SIZE = 8
 """Utterances a model runs at once on a GPU (option ``batch_size``; the CPU runs one)."""
 LM_FILES = ByLanguage(Text("an n-gram file (ARPA or kenlm binary)"), one_for_all=True)
 """What the ``lm`` option accepts: one file for every language, or language → file."""
-PATHBENCH_LANGUAGES = LANGUAGES
 ASR_DEFAULT: Mapping[str, str] = loading.ASR_MODELS
 
 
@@ -331,7 +330,7 @@ class _PhoneTextEvaluator(_TextModelEvaluator):
     goes through the phone model once, then ``_one(model, item, log_posteriors)`` scores each
     utterance."""
 
-    languages = PATHBENCH_LANGUAGES
+    languages = LANGUAGES
     pathbench_compatible = True
     uses = frozenset({"model", "espeak"})
 

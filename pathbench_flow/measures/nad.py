@@ -37,8 +37,6 @@ MFCC_WINDOW_S = 0.025
 """MFCC analysis window (25 ms), the usual speech-recognition front end."""
 MFCC_HOP_S = 0.010
 """MFCC frame shift (10 ms)."""
-WAV2VEC2_LAYER = NAD_LAYER
-"""Hidden layer of wav2vec2-large that PathBench compares (middle layers are the most phonetic)."""
 MIN_FRAMES = 2
 """Fewer frames give no alignment worth the name (PathBench's limit too)."""
 
@@ -101,7 +99,7 @@ def nad_features(
     fs: int = SAMPLE_RATE,
     kind: FeatureKind = "mfcc",
     model_dir: str | Path | None = None,
-    layer: int = WAV2VEC2_LAYER,
+    layer: int = NAD_LAYER,
 ) -> np.ndarray:
     """Feature frames (frames, dims) of one recording for :func:`nad`.
 
