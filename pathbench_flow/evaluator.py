@@ -59,43 +59,56 @@ class Item:
     gender: str = ""
 
 
-def guarded(compute: Callable[[], float]) -> Score:
-    """Run a measure and turn every way it can fail into a :class:`Score` with a status.
+def failure_score(error: Exception) -> Score:
+    """The row an exception from a measure or an evaluator becomes: a :class:`NoScore` keeps
+    its own status and reason, anything else is ``error`` with the exception's type and
+    message. Every place that catches a scoring failure goes through here, so a failure reads
+    the same whichever layer caught it."""
+    if isinstance(error, NoScore):
+        return Score(None, error.status, error.reason)
+    return Score(None, ERROR, f"{type(error).__name__}: {error}")
 
-    One utterance's failure must never take down a shard, so anything a measure raises is
-    caught here and recorded, with :class:`NoScore` giving its own status.
+
+def guarded(compute: Callable[[], float]) -> Score:
+    """Run a measure's computation, which returns a bare number, and make it a :class:`Score`.
+
+    For evaluator authors, inside ``score`` or ``_score_audio_list``: a raised exception
+    becomes a row (:func:`failure_score`), and so does a ``None``, NaN or infinite result,
+    because a number is only a score once it is known to be finite. Use :func:`contained`
+    instead for a call that already returns a :class:`Score`.
     """
     try:
         value = compute()
-    except NoScore as missing:
-        return Score(None, missing.status, missing.reason)
-    except Exception as exc:  # noqa: BLE001 - recorded as status=error, never swallowed
-        return Score(None, ERROR, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - recorded as a status, never swallowed
+        return failure_score(exc)
     if value is None or not math.isfinite(float(value)):
         return Score(None, ERROR, f"measure returned a non-finite value {value!r}")
     return Score(float(value))
 
 
 def contained(call: Callable[..., Score], *args: Any) -> Score:
-    """Run a whole evaluation and turn any exception into a row with a status.
+    """Call something that returns a :class:`Score` (an evaluator's ``evaluate`` or
+    ``evaluate_speaker``) with ``args``, turning an exception into a row
+    (:func:`failure_score`).
 
-    :func:`guarded` protects the built-in measures; this protects the scoring stage from
-    evaluators (plugins included) that raise from ``score`` itself.
+    For the scoring stage and the default ``evaluate_batch``: one utterance's (or speaker's)
+    failure, from a built-in evaluator or a plugin, must never take down a shard. The score it
+    returns is passed on unchecked; checking a bare number for finiteness is
+    :func:`guarded`'s job, inside the evaluator.
     """
     try:
         return call(*args)
-    except NoScore as missing:
-        return Score(None, missing.status, missing.reason)
-    except Exception as exc:  # noqa: BLE001 - recorded as status=error, never swallowed
-        return Score(None, ERROR, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - recorded as a status, never swallowed
+        return failure_score(exc)
 
 
 def evaluate_all(evaluator: Evaluator, items: Sequence[Item]) -> list[Score]:
-    """One score per item through the batch hook; a batch that raises becomes error rows."""
+    """One score per item through the batch hook; a batch that raises gives every item the
+    row of that failure (:func:`failure_score`)."""
     try:
         scores = evaluator.evaluate_batch(items)
-    except Exception as exc:  # noqa: BLE001 - recorded as status=error, never swallowed
-        return [Score(None, ERROR, f"{type(exc).__name__}: {exc}")] * len(items)
+    except Exception as exc:  # noqa: BLE001 - recorded as a status, never swallowed
+        return [failure_score(exc)] * len(items)
     if len(scores) != len(items):
         return [Score(None, ERROR, f"{len(scores)} scores for {len(items)} items")] * len(items)
     return list(scores)

@@ -35,6 +35,7 @@ from pathbench_flow.evaluator import (
     ReferenceFreeEvaluator,
     ReferenceTxtEvaluator,
     Score,
+    failure_score,
     guarded,
 )
 from pathbench_flow.evaluators.signal import PATHBENCH, Compat
@@ -500,8 +501,8 @@ class DoubleASREvaluator(_TextModelEvaluator):
             greedy = self._transcripts.text(model, outputs[k])
             try:
                 decoded = self._lm_decode(items[i].language, outputs[k])
-            except Exception as error:  # noqa: BLE001 - recorded as status=error
-                scores[i] = Score(None, ERROR, f"{type(error).__name__}: {error}")
+            except Exception as error:  # noqa: BLE001 - recorded as a status, never swallowed
+                scores[i] = failure_score(error)
                 continue
             scores[i] = _rate(self._transcripts, greedy, decoded, items[i].language)
         return scores
