@@ -73,6 +73,12 @@ def _require(references: Sequence[ReferenceAudio]) -> None:
         raise NoScore(NO_REFERENCES, _NO_REFERENCES)
 
 
+def _noted(score: Score, note: str) -> Score:
+    """``score`` with ``note`` after its message: what a trimmed variant did to the references
+    must show in the row whether or not the measure succeeded."""
+    return Score(score.value, score.status, "; ".join(m for m in (score.message, note) if m))
+
+
 class PEstoiEvaluator(ReferenceAudioEvaluator):
     """P-ESTOI (PathBench): ESTOI against a DTW-averaged template of the references."""
 
@@ -278,7 +284,7 @@ class TrimmedPEstoiEvaluator(ReferenceTxtAndAudioEvaluator):
 
         result = guarded(compute)
         note = f"{dropped} reference(s) dropped: trim failed" if dropped else ""
-        return Score(result.value, result.status, "; ".join(m for m in (result.message, note) if m))
+        return _noted(result, note)
 
 
 class TrimmedNADEvaluator(ReferenceTxtAndAudioEvaluator):
@@ -319,4 +325,4 @@ class TrimmedNADEvaluator(ReferenceTxtAndAudioEvaluator):
             return result
         failed = [m.utt_id for m, (_a, good) in zip(members, trims, strict=True) if not good]
         note = f"group fallback to untrimmed audio (no good trim for {', '.join(failed)})"
-        return Score(result.value, result.status, "; ".join(x for x in (result.message, note) if x))
+        return _noted(result, note)
