@@ -373,7 +373,8 @@ def test_excluded_speakers_are_named_with_the_metric_that_removed_them() -> None
 
 def test_constant_or_nearly_empty_metrics_do_not_shrink_the_common_set() -> None:
     """A failed trim scored 0.0 for some speakers and NaN for the rest must not cost the
-    other metrics those speakers (issue 12: 21 → 14 speakers)."""
+    other metrics those speakers: a metric with a single value, or with too few rated
+    speakers, does not constrain the speakers that every correlation shares."""
     constant = dict.fromkeys(SPEAKERS[:6], 0.0) | dict.fromkeys(SPEAKERS[6:], np.nan)
     two_values = {"S01": 0.3, "S02": 0.5} | dict.fromkeys(SPEAKERS[2:], np.nan)
     speakers = long_table({"cpp": NOISY.to_dict(), "p_estoi_fa": constant, "nad": two_values})

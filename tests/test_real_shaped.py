@@ -6,8 +6,8 @@ apostrophes, a 1.5-5 ``spk2score`` scale, and, like PathBench's YouTube set, no
 ``spk2gender`` and no control (reference) dataset. The audio is espeak-ng speech, one voice,
 pitch and rate per speaker, in background noise.
 
-Checked: every fixed defect of issue 12 on this shape (apostrophes align, reference measures
-without references have no value instead of 0.0, no speaker silently leaves a correlation),
+Checked on this shape: apostrophes align, reference measures without references have no
+value instead of 0.0, no speaker silently leaves a correlation,
 and that editing, touching or deleting files reruns exactly what they affect.
 """
 

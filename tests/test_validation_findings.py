@@ -1,6 +1,6 @@
-"""Issue 12's validation items: self-references, damaged audio, empty datasets, byte-order
-marks, optional spk2gender and Kaldi segments conventions. Each test builds a valid dataset and
-breaks it in one place, like tests/test_dataset.py."""
+"""Validation of what real corpora get wrong: self-references, damaged audio, empty datasets,
+byte-order marks, optional spk2gender and Kaldi segments conventions. Each test builds a valid
+dataset and breaks it in one place, like tests/test_dataset.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Does a reference dataset share recordings with its test dataset?
 
-A shared recording with the same text would be scored against itself (P-ESTOI 0.995 in issue
-12), so the reference set's validation compares its utterances with the test manifest.
+A shared recording with the same text would be scored against itself (P-ESTOI near 1.0, a
+perfect match that says nothing about intelligibility), so the reference set's validation
+compares its utterances with the test manifest.
 """
 
 from __future__ import annotations

@@ -195,9 +195,9 @@ class RecordingChecks:
         Every stage resamples to :data:`~pathbench_flow.SAMPLE_RATE`, so what matters is the rate
         after that, ``min(rate, SAMPLE_RATE)``: 44.1 and 48 kHz both become full-band 16 kHz
         audio, while an 8 kHz file among 16 kHz ones is upsampled with nothing above 4 kHz,
-        which shifts spectral measures (CPP by +65% in issue 12). The dataset's most common
-        rate (the higher on a tie) is the norm; recordings at another one are errors. A
-        dataset entirely below ``SAMPLE_RATE`` is consistent and only gets a warning.
+        which shifts spectral measures (CPP by more than half on such a file). The dataset's
+        most common rate (the higher on a tie) is the norm; recordings at another one are
+        errors. A dataset entirely below ``SAMPLE_RATE`` is consistent and only gets a warning.
         """
         effective = {rec: min(f.sample_rate, SAMPLE_RATE) for rec, f in audio.items()}
         counts = Counter(effective.values())
