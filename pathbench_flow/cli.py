@@ -1,18 +1,26 @@
 """The ``pathbench-flow`` command line.
 
 ``pathbench-flow correlate`` scores an external predictor the way PathBench does: a
-``speaker_id,score`` CSV is correlated with a dataset's ``spk2score``. Subcommands are
-registered in :func:`build_parser`, so later commands slot in beside it.
+``speaker_id,score`` CSV is correlated with a dataset's ``spk2score``. ``pathbench-flow
+benchmark`` does so for every dataset of a benchmark tree at once and prints PathBench's table
+(its ``scripts/evaluate_from_csv.py --results-dir``), for users who score their predictor
+outside the workflow. Subcommands are registered in :func:`build_parser`, so later commands
+slot in beside them.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from pathbench_flow import __version__
 from pathbench_flow.stats.correlation import (
     CI_LEVEL,
     N_BOOT,
@@ -68,20 +76,128 @@ def format_correlation(result: Correlation, direction: int) -> str:
     return "".join(f"{label + ':':<16}{value}\n" for label, value in lines)
 
 
-def _correlate(args: argparse.Namespace) -> int:
-    predictions = read_predictions_csv(args.predictions)
-    ground_truth = read_spk2score(args.ground_truth)
+def read_matched(
+    predictions_path: str | Path, ground_truth_path: str | Path
+) -> tuple[pd.Series, pd.Series]:
+    """A predictions CSV and its ``spk2score``, refused with a ``ValueError`` that lists every
+    difference unless the CSV scores exactly the rated speakers (:func:`speaker_mismatch`)."""
+    predictions = read_predictions_csv(predictions_path)
+    ground_truth = read_spk2score(ground_truth_path)
     problems = speaker_mismatch(predictions, ground_truth)
     if problems:
-        print(
-            f"error: speakers of {args.predictions} and {args.ground_truth} differ:",
-            file=sys.stderr,
+        raise ValueError(
+            f"speakers of {predictions_path} and {ground_truth_path} differ:"
+            + "".join(f"\n  {problem}" for problem in problems)
         )
-        for problem in problems:
-            print(f"  {problem}", file=sys.stderr)
-        return 1
+    return predictions, ground_truth
+
+
+def _correlate(args: argparse.Namespace) -> int:
+    predictions, ground_truth = read_matched(args.predictions, args.ground_truth)
     result = correlate_predictions(predictions, ground_truth, args.direction)
     sys.stdout.write(format_correlation(result, args.direction))
+    return 0
+
+
+@dataclass(frozen=True)
+class DatasetResult:
+    """One row of the benchmark table. ``label`` is the dataset's folder under the results
+    directory; ``reason`` says why there is no r (``pearson_r`` is then NaN)."""
+
+    label: str
+    n: int
+    pearson_r: float
+    reason: str
+
+
+def find_prediction_files(results_dir: Path, evaluator: str) -> list[Path]:
+    """Every ``<evaluator>.csv`` under ``results_dir``, in PathBench's order.
+
+    PathBench walks the tree with ``os.walk`` (links to directories are not followed) and
+    sorts the paths as text, so ``x-y/`` comes before ``x/y/`` ('-' sorts before '/'); sorting
+    ``Path`` objects, which compare part by part, would swap them and renumber the table.
+    """
+    name = f"{evaluator}.csv"
+    found = [
+        os.path.join(folder, name) for folder, _, files in os.walk(results_dir) if name in files
+    ]
+    return [Path(path) for path in sorted(found)]
+
+
+def evaluate_tree(
+    files: Sequence[Path], results_dir: Path, datasets_root: Path
+) -> tuple[list[DatasetResult], list[str]]:
+    """Correlate each of the ``files`` under ``results_dir`` with the ``spk2score`` at its path
+    under ``datasets_root``; return the table's rows and every problem found.
+
+    As in PathBench, a CSV whose folder has no ``spk2score`` under ``datasets_root`` is skipped
+    with a warning (a results tree may hold datasets the local copy lacks). Unlike PathBench,
+    which stops at the first bad dataset, every dataset is read, so one run names every
+    unreadable file and speaker mismatch.
+    """
+    rows, problems = [], []
+    for path in files:
+        folder = os.path.relpath(path.parent, results_dir)
+        truth = datasets_root / folder / "spk2score"
+        if not truth.exists():
+            print(f"warning: no spk2score at {truth}; skipping {path}", file=sys.stderr)
+            continue
+        # A CSV in the results directory itself is the dataset at the datasets root.
+        label = results_dir.resolve().name if folder == os.curdir else folder
+        try:
+            result = correlate_predictions(*read_matched(path, truth))
+        except (OSError, ValueError) as error:
+            problems.append(str(error))
+            continue
+        rows.append(DatasetResult(label, result.n, result.pearson_r, result.reason))
+    return rows, problems
+
+
+def format_benchmark_table(evaluator: str, rows: Sequence[DatasetResult]) -> str:
+    """PathBench's table: a numbered row per dataset with its speakers (N) and Pearson r
+    (PCC, two decimals), and, for more than one dataset, the mean of the unrounded r's."""
+    width = max(len("Dataset"), *(len(row.label) for row in rows))
+    digits = len(str(len(rows)))
+    header = f"{'#':>{digits}}  {'Dataset':<{width}}  {'N':>6}  {'PCC':>8}"
+    lines = ["", f"Evaluator: {evaluator}", header, "-" * len(header)]
+    lines += [
+        f"{i:>{digits}}  {row.label:<{width}}  {row.n:>6}  {row.pearson_r:>8.2f}"
+        for i, row in enumerate(rows, 1)
+    ]
+    if len(rows) > 1:
+        mean = float(np.mean([row.pearson_r for row in rows]))
+        lines += ["-" * len(header), f"{'':>{digits}}  {'Mean':<{width}}  {'':>6}  {mean:>8.2f}"]
+    return "\n".join(lines) + "\n"
+
+
+def _benchmark(args: argparse.Namespace) -> int:
+    results_dir, datasets_root = Path(args.results_dir), Path(args.datasets_root)
+    for option, folder in (("--results-dir", results_dir), ("--datasets-root", datasets_root)):
+        if not folder.is_dir():
+            raise ValueError(f"{option} {folder}: no such directory")
+    name = f"{args.evaluator}.csv"
+    files = find_prediction_files(results_dir, args.evaluator)
+    if not files:
+        raise ValueError(
+            f"no file named {name!r} under {results_dir} (--evaluator NAME reads NAME.csv)"
+        )
+    rows, problems = evaluate_tree(files, results_dir, datasets_root)
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    if problems:
+        return 1
+    if not rows:
+        raise ValueError(
+            f"none of the {len(files)} {name!r} files under {results_dir} has a spk2score at "
+            f"its path under {datasets_root} (warnings above): the results tree must mirror "
+            "the datasets tree"
+        )
+    for row in rows:
+        if row.reason:
+            print(f"warning: {row.label}: no correlation ({row.reason})", file=sys.stderr)
+    # PathBench prints the git commit of its code; this is the version of ours.
+    sys.stdout.write(f"pathbench-flow {__version__}\n")
+    sys.stdout.write(format_benchmark_table(args.evaluator, rows))
     return 0
 
 
@@ -110,6 +226,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="+1 if higher predictions mean more intelligible, -1 if lower (default: 1)",
     )
     correlate.set_defaults(run=_correlate)
+    benchmark = commands.add_parser(
+        "benchmark",
+        help="correlate a predictor's CSVs with every dataset of a benchmark tree",
+        description=(
+            "PathBench's full-benchmark evaluation of an external predictor: every "
+            "<evaluator>.csv ('speaker_id,score') under --results-dir is correlated with the "
+            "spk2score at the same relative path under --datasets-root, as 'correlate' does "
+            "for one file; the table gives each dataset's speakers and Pearson r and their "
+            "mean. A CSV without a spk2score at its path is skipped with a warning."
+        ),
+    )
+    benchmark.add_argument(
+        "--results-dir",
+        required=True,
+        metavar="DIR",
+        help="directory mirroring the datasets tree, one <evaluator>.csv per dataset",
+    )
+    benchmark.add_argument(
+        "--datasets-root",
+        required=True,
+        metavar="DIR",
+        help="root of the datasets tree, e.g. PathBench's datasets/",
+    )
+    benchmark.add_argument(
+        "--evaluator",
+        required=True,
+        metavar="NAME",
+        help="the predictor's name: its files are named <NAME>.csv",
+    )
+    benchmark.set_defaults(run=_benchmark)
     return parser
 
 

@@ -161,3 +161,180 @@ def test_speaker_ids_with_comma_and_quote_round_trip_through_the_command(
     out = capsys.readouterr().out
     assert "speakers (n):   4\n" in out
     assert f"Pearson r:      {expected.statistic:.4f}" in out
+
+
+DATA = Path(__file__).parent / "data"
+EXAMPLE = DATA / "pathbench_example_results"
+"""PathBench's example predictor files (``dummy_scores.csv``, one per dataset; README there)."""
+KALDI = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "kaldi-metadata"
+
+
+def benchmark(results: Path, datasets: Path, evaluator: str = "dummy_scores") -> int:
+    return main(
+        [
+            "benchmark",
+            "--results-dir",
+            str(results),
+            "--datasets-root",
+            str(datasets),
+            "--evaluator",
+            evaluator,
+        ]
+    )
+
+
+def test_benchmark_prints_pathbench_table_for_pathbench_example(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """PathBench's example files against the published Kaldi metadata: the table PathBench's
+    own script printed on the same files, line for line after its first (its git commit,
+    here our version). YouTube, whose spk2score the metadata lacks, is skipped with a warning."""
+    assert benchmark(EXAMPLE, KALDI) == 0
+    captured = capsys.readouterr()
+    first, *table = captured.out.splitlines(keepends=True)
+    assert first == f"pathbench-flow {pathbench_flow.__version__}\n"
+    expected = (DATA / "pathbench_evaluate_from_csv_output.txt").read_text()
+    assert "".join(table) == expected.split("\n", 1)[1]
+    assert "13  torgo/pathological/utterances/balanced            8      0.78\n" in table
+    youtube = f"no spk2score at {KALDI / 'youtube' / 'spk2score'}; skipping"
+    assert captured.err == f"warning: {youtube} {EXAMPLE / 'youtube' / 'dummy_scores.csv'}\n"
+
+
+def test_benchmark_r_is_correlate_r(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One dataset: the r of `correlate` on the same files, no Mean line below one row."""
+    folder = "torgo/pathological/utterances/balanced"
+    results = tmp_path / "results"
+    (results / folder).mkdir(parents=True)
+    (results / folder / "mine.csv").write_bytes(
+        (EXAMPLE / folder / "dummy_scores.csv").read_bytes()
+    )
+    assert correlate(results / folder / "mine.csv", KALDI / folder / "spk2score") == 0
+    assert "Pearson r:      0.7826" in capsys.readouterr().out
+    assert benchmark(results, KALDI, "mine") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:3] == ["", "Evaluator: mine"]
+    assert [line.split() for line in lines[3:]] == [
+        ["#", "Dataset", "N", "PCC"],
+        ["-" * len(lines[3])],
+        ["1", folder, "8", "0.78"],
+    ]
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    return root
+
+
+def spk2score_text(scores: dict[str, float]) -> str:
+    return "".join(f"{speaker} {score:g}\n" for speaker, score in scores.items())
+
+
+def predictions_text(scores: dict[str, float]) -> str:
+    return "speaker_id,score\n" + "".join(f"{s},{v}\n" for s, v in scores.items())
+
+
+def test_benchmark_lists_every_bad_dataset_and_prints_no_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A speaker mismatch in one dataset and an unreadable CSV in another are both named
+    (PathBench stops at the first); a good third dataset does not make a table appear."""
+    truth = spk2score_text(RATED) + "FC01 N/A\n"
+    datasets = write_tree(tmp_path / "datasets", {f"{d}/spk2score": truth for d in "abc"})
+    partial = {s: v for s, v in PREDICTED.items() if s != "M04"}
+    results = write_tree(
+        tmp_path / "results",
+        {
+            "a/p.csv": predictions_text(PREDICTED),
+            "b/p.csv": predictions_text(partial),
+            "c/p.csv": "speaker,score\nF02,1\n",
+        },
+    )
+    assert benchmark(results, datasets, "p") == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    errors = captured.err.splitlines()
+    assert (
+        errors[0]
+        == f"error: speakers of {results / 'b/p.csv'} and {datasets / 'b/spk2score'} differ:"
+    )
+    assert errors[1] == "  1 rated speaker(s) missing from the predictions: M04"
+    assert errors[2].startswith(f"error: {results / 'c/p.csv'}: header must be 'speaker_id,score'")
+    assert len(errors) == 3
+
+
+def test_benchmark_orders_and_labels_as_pathbench(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Paths sort as text ('x-y' before 'x/y'), a CSV in the results directory itself is the
+    dataset at the datasets root, labelled with the directory's name; the # column widens to
+    the number of rows; Mean is the mean of the unrounded r's."""
+    speakers = list(RATED)
+    predictors = {
+        label: {s: PREDICTED[s] + k * (j % 3) for j, s in enumerate(speakers)}
+        for k, label in enumerate(["x/y", "x-y", "run_7", *(f"z{i}" for i in range(8))])
+    }
+    truth = spk2score_text(RATED)
+    datasets = write_tree(
+        tmp_path / "datasets",
+        {"spk2score": truth} | {f"{label}/spk2score": truth for label in predictors},
+    )
+    results = tmp_path / "run_7"
+    write_tree(
+        results,
+        {
+            ("p.csv" if label == "run_7" else f"{label}/p.csv"): predictions_text(scores)
+            for label, scores in predictors.items()
+        },
+    )
+    assert benchmark(results, datasets, "p") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[3] == " #  Dataset       N       PCC"
+    assert lines[4] == lines[-2] == "-" * len(lines[3])
+    rows = [line.split() for line in lines[5:-2]]
+    order = ["run_7", "x-y", "x/y", *(f"z{i}" for i in range(8))]
+    assert [row[:3] for row in rows] == [[str(i), label, "6"] for i, label in enumerate(order, 1)]
+    r = {
+        label: stats.pearsonr([scores[s] for s in speakers], [RATED[s] for s in speakers])
+        for label, scores in predictors.items()
+    }
+    assert [row[3] for row in rows] == [f"{r[label].statistic:.2f}" for label in order]
+    mean = sum(r[label].statistic for label in order) / len(order)
+    assert lines[-1].split() == ["Mean", f"{mean:.2f}"]
+
+
+def test_benchmark_without_any_dataset_to_evaluate_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = write_tree(tmp_path / "results", {"a/p.csv": predictions_text(PREDICTED)})
+    datasets = write_tree(tmp_path / "datasets", {"b/spk2score": spk2score_text(RATED)})
+    assert benchmark(results, datasets, "q") == 1
+    assert f"error: no file named 'q.csv' under {results}" in capsys.readouterr().err
+    assert benchmark(results, datasets, "p") == 1
+    err = capsys.readouterr().err
+    assert f"warning: no spk2score at {datasets / 'a' / 'spk2score'}; skipping" in err
+    assert f"error: none of the 1 'p.csv' files under {results} has a spk2score" in err
+    assert benchmark(tmp_path / "absent", datasets, "p") == 1
+    assert f"error: --results-dir {tmp_path / 'absent'}: no such directory" in (
+        capsys.readouterr().err
+    )
+
+
+def test_benchmark_constant_prediction_has_no_r_and_no_mean(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dataset without r shows nan, as in PathBench, and so does the Mean; a warning says why."""
+    truth = spk2score_text(RATED)
+    datasets = write_tree(tmp_path / "datasets", {f"{d}/spk2score": truth for d in "ab"})
+    constant = dict.fromkeys(RATED, 1.0)
+    results = write_tree(
+        tmp_path / "results",
+        {"a/p.csv": predictions_text(PREDICTED), "b/p.csv": predictions_text(constant)},
+    )
+    assert benchmark(results, datasets, "p") == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[-3].split() == ["2", "b", "6", "nan"]
+    assert lines[-1].split() == ["Mean", "nan"]
+    assert "warning: b: no correlation (the prediction is constant" in captured.err
