@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import io
+import json
 import math
+import tomllib
+from fnmatch import fnmatch
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +18,16 @@ import pytest
 from pathbench_flow import categories, registry
 from pathbench_flow.io import read_parquet
 from pathbench_flow.metric import FA, RAW, MetricKey
+from pathbench_flow.reporting.published_results import (
+    COMPARISON_COLUMNS,
+    PUBLISHED_DIR,
+    PUBLISHED_SOURCE,
+    PUBLISHED_TABLE,
+    published_source,
+    published_vs_measured,
+    read_published,
+    write_published_vs_measured,
+)
 from pathbench_flow.reporting.results_table import (
     EXPECTED_SIGNS,
     PATHBENCH_COLUMNS,
@@ -331,6 +347,7 @@ def test_each_pathbench_row_is_in_the_category_its_evaluator_declares() -> None:
         "Reference-Free (Model)",
         "Reference-Text",
         "Reference-Audio (Parallel)",
+        "External Predictor",
         "Lookup",
     ]
 
@@ -352,8 +369,9 @@ def test_a_model_measure_outside_pathbench_rows_follows_them_in_its_category() -
     ]
 
 
-PATHBENCH_CSV = Path(__file__).parent / "data" / "pathbench_results_table.csv"
-"""PathBench's published ``results_table.csv`` (checkout e26aa32; MIT licence, B. M. Halpern)."""
+PATHBENCH_CSV = PUBLISHED_TABLE
+"""PathBench's published ``results_table.csv`` (e26aa32; MIT licence, B. M. Halpern), as the
+package ships it."""
 PATHBENCH_HEADER = (
     "Metric,Category,UASpeech Word MC,UASpeech Word EX,NeuroVoz Sentence MC,"
     "NeuroVoz Sentence EX,EasyCall Word MC,EasyCall Word EX,EasyCall Sentence MC,"
@@ -423,7 +441,9 @@ def pathbench_correlations() -> tuple[dict[str, pd.DataFrame], list[DatasetColum
     """Raw r per PathBench column that PathBench's sign alignment turns into its published
     cells: the cell times the expected sign (the speech rate, open, is positive in most
     columns, so the vote keeps it)."""
-    published = pd.read_csv(PATHBENCH_CSV, dtype=str, keep_default_na=False)
+    published = pd.read_csv(
+        io.BytesIO(PATHBENCH_CSV.read_bytes()), dtype=str, keep_default_na=False
+    )
     key = {table_name: c.key for c in categories.CATEGORIES for table_name in [c.table_name]}
     metric_of = {row: metric for metric, row, _ in PATHBENCH_ROWS}
     correlations, columns = {}, []
@@ -481,3 +501,102 @@ def test_pathbench_table_of_a_partial_run_keeps_pathbench_header_rows_and_column
     assert rows["NAD"] == f"NAD,Reference-Audio (Parallel),{empty},,,"
     assert len(rows) == 12 and "WADA SNR" not in rows and "spk2age" not in rows
     assert all(line.count(",") == 23 for line in lines)
+
+
+def test_the_package_ships_pathbench_published_table_with_its_source() -> None:
+    """The packaged file is the one its sidecar cites (repository, commit, path, paper) and
+    pyproject's package-data puts both into the wheel."""
+    source = published_source()
+    assert source["source"]["repository"] == "https://github.com/karkirowle/pathbench"
+    assert (source["source"]["commit"], source["source"]["path"]) == (
+        "e26aa32",
+        "results_table.csv",
+    )
+    assert "Halpern" in source["paper"]["citation"] and "2026" in source["paper"]["citation"]
+    assert source["file"] == PUBLISHED_TABLE.name
+    assert hashlib.sha256(PUBLISHED_TABLE.read_bytes()).hexdigest() == source["sha256"]
+    assert PUBLISHED_TABLE.read_text().startswith(PATHBENCH_HEADER)
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["pathbench_flow.reporting"]
+    shipped = {
+        f.name
+        for f in PUBLISHED_DIR.iterdir()
+        if any(fnmatch(f"published/{f.name}", p) for p in patterns)
+    }
+    assert shipped == {PUBLISHED_TABLE.name, PUBLISHED_SOURCE.name}
+
+
+def test_read_published_gives_every_cell_in_pathbench_order() -> None:
+    cells = read_published()
+    assert list(cells.columns) == list(COMPARISON_COLUMNS[:5])
+    rows = list(csv.reader(io.StringIO(PUBLISHED_TABLE.read_text())))
+    header, body = rows[0], rows[1:]
+    expected = [
+        (metric, line[0], line[1], label, text)
+        for (metric, _, _), line in zip(PATHBENCH_ROWS, body, strict=True)
+        for label, text in zip(header[2:-1], line[2:-1], strict=True)
+    ]
+    assert len(cells) == len(expected) == 12 * 21
+    got = [
+        (m, r, c, col, "" if np.isnan(v) else f"{v:.2f}")
+        for m, r, c, col, v in cells.itertuples(index=False)
+    ]
+    assert got == expected
+    assert cells["published_r"].isna().sum() == 2  # P-ESTOI and NAD on YouTube
+
+
+def test_an_edited_copy_of_the_published_table_is_refused(tmp_path: Path) -> None:
+    edited = tmp_path / "table.csv"
+    edited.write_bytes(PUBLISHED_TABLE.read_bytes().replace(b",0.98,0.98,", b",0.99,0.98,", 1))
+    with pytest.raises(ValueError, match=r"SHA-256 [0-9a-f]{64} is not that of PathBench's"):
+        read_published(edited)
+    # A file its sidecar vouches for but laid out otherwise (two rows swapped) is refused too.
+    lines = PUBLISHED_TABLE.read_text().splitlines(keepends=True)
+    edited.write_text("".join([lines[0], lines[2], lines[1], *lines[3:]]))
+    sidecar = tmp_path / "table.json"
+    digest = hashlib.sha256(edited.read_bytes()).hexdigest()
+    sidecar.write_text(json.dumps(published_source() | {"sha256": digest}))
+    with pytest.raises(ValueError, match="rows or columns differ from PathBench's table"):
+        read_published(edited, sidecar)
+
+
+def test_published_vs_measured_of_pathbench_own_correlations_agree_everywhere() -> None:
+    """From the r's behind the published table, every cell is measured as published."""
+    comparison = published_vs_measured(aligned_r(*pathbench_correlations()))
+    assert list(comparison.columns) == list(COMPARISON_COLUMNS)
+    assert len(comparison) == 12 * 21
+    published = comparison.dropna(subset=["published_r"])
+    assert (published["measured_r"] == published["published_r"]).all()
+    assert (published["difference"] == 0).all() and len(published) == 12 * 21 - 2
+    assert comparison["measured_r"].isna().sum() == 2
+
+
+def test_published_vs_measured_of_a_partial_run(tmp_path: Path) -> None:
+    """Only PathBench's rows the run has, in PathBench's columns the run has (not the demo,
+    not wada_snr), in PathBench's order; measured is the sign-aligned r rounded to two
+    decimals (per's -0.8449 is 0.84, a tiny negative r is 0.00), empty where the run has no r."""
+    aligned = aligned_r(
+        {
+            "demo": correlations({"cpp_fa": 0.9, "per": -0.9}),
+            "ua": correlations({"cpp_fa": -0.2549, "per": -0.8449, "wada_snr": 0.3, "vsa": np.nan}),
+            "torgo": correlations({"cpp_fa": -0.004, "per": 0.6}),
+        },
+        [
+            DatasetColumn("demo"),
+            DatasetColumn("ua", "UASpeech", "Word", "MC"),
+            DatasetColumn("torgo", "TORGO", "Sentence", "EX"),
+        ],
+    )
+    path = write_published_vs_measured(aligned, tmp_path / "published.csv")
+    assert path.read_text() == (
+        "metric,row,category,column,published_r,measured_r,difference\n"
+        "cpp_fa,CPP,Reference-Free (Signal),UASpeech Word MC,-0.26,-0.25,0.01\n"
+        "cpp_fa,CPP,Reference-Free (Signal),TORGO Sentence EX,-0.31,0.00,0.31\n"
+        "vsa,VSA,Reference-Free (Speaker),UASpeech Word MC,0.02,,\n"
+        "vsa,VSA,Reference-Free (Speaker),TORGO Sentence EX,-0.38,,\n"
+        "per,PER (SEM),Reference-Text,UASpeech Word MC,0.84,0.84,0.00\n"
+        "per,PER (SEM),Reference-Text,TORGO Sentence EX,0.91,-0.60,-1.51\n"
+    )
+    demo_only = aligned_r({"demo": correlations({"cpp_fa": 0.9})})
+    written = write_published_vs_measured(demo_only, tmp_path / "demo.csv").read_text()
+    assert written == ",".join(COMPARISON_COLUMNS) + "\n"

@@ -17,6 +17,10 @@ import pandas as pd
 from pathbench_flow import registry
 from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.io import read_parquet, write_text
+from pathbench_flow.reporting.published_results import (
+    PUBLISHED_VS_MEASURED_CSV,
+    write_published_vs_measured,
+)
 from pathbench_flow.reporting.results_table import (
     aligned_r,
     export_speaker_csvs,
@@ -201,7 +205,8 @@ def results_table(
     comparisons_csv: str | Path,
     comparisons_json: str | Path,
 ) -> pd.DataFrame:
-    """The results tables (this project's and PathBench's own file), the heat map and the
+    """The results tables (this project's and PathBench's own file), PathBench's published r
+    beside this run's (``PUBLISHED_VS_MEASURED_CSV`` in ``out_dir``), the heat map and the
     Wilcoxon protocol comparisons, all from one sign alignment.
 
     ``correlation_paths`` is in config order, which orders the datasets outside PathBench's
@@ -218,6 +223,7 @@ def results_table(
     settings = {"columns": [(c.dataset, c.label) for c in columns]}
     write_results_table(table, out_dir, settings)
     write_pathbench_table(aligned, pathbench_csv)
+    write_published_vs_measured(aligned, Path(out_dir) / PUBLISHED_VS_MEASURED_CSV)
     plot_results_heatmap(table, heatmap_path)
     write_comparisons(aligned, comparisons_csv, comparisons_json)
     return table

@@ -179,6 +179,13 @@ rule results_table:
         comparisons_json="results/comparisons.json",
     log:
         "logs/results_table.log",
+        # Written by the stage into the CSV's directory (PUBLISHED_VS_MEASURED_CSV).
+        published=report(
+            "results/pathbench_published_vs_measured.csv",
+            caption="../report/published_vs_measured.rst",
+            category="Results table",
+            labels={"table": "PathBench's published r vs this run's"},
+        ),
     conda:
         "../envs/pathbench.yaml"
     threads: 1
