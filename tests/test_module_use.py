@@ -10,19 +10,28 @@ released package (workflow/envs/pathbench.yaml) or the image (Dockerfile), never
 from __future__ import annotations
 
 import re
+import shutil
 import tomllib
+from pathlib import Path
 
 import pytest
 import yaml
 
-from pathbench_flow.testing.kaldi_builder import build_dataset
 from pathbench_flow.testing.workflow_run import REPO, copy_workflow, output_files, snakemake
 
 TEST_CONFIG = REPO / ".test" / "config" / "config.yaml"
+DATASET = yaml.safe_load(TEST_CONFIG.read_text())["datasets"]["mine"]["path"]
+"""The committed dataset as the tests' config names it: relative to the working directory."""
+
+
+def copy_dataset(workdir: Path) -> None:
+    """The committed dataset where the tests' config, run in ``workdir``, looks for it."""
+    shutil.copytree(REPO / DATASET, workdir / DATASET)
 
 
 def deploy(target, prefix: str = ""):
-    """A snakedeploy-style deployment in ``target``: module Snakefile, config and dataset."""
+    """A snakedeploy-style deployment in ``target``: module Snakefile, the tests' config and
+    the committed dataset it names."""
     rename = f" as {prefix}*" if prefix else ""
     (target / "config").mkdir(parents=True)
     (target / "config" / "config.yaml").write_bytes(TEST_CONFIG.read_bytes())
@@ -33,7 +42,7 @@ def deploy(target, prefix: str = ""):
         "    config:\n        config\n\n\n"
         f"use rule * from pathbench_flow{rename}\n"
     )
-    build_dataset(target / "data" / "mine")
+    copy_dataset(target)
     return target
 
 
@@ -61,7 +70,7 @@ def test_a_module_run_gives_the_same_bytes_as_a_run_in_the_repository(tmp_path):
     snakemake(deployed, "--cores", "2")
     copied = copy_workflow(tmp_path / "wf")
     (copied / "test.yaml").write_bytes(TEST_CONFIG.read_bytes())
-    build_dataset(copied / "data" / "mine")
+    copy_dataset(copied)
     snakemake(copied, "--cores", "2", "--configfile", "test.yaml")
     produced = output_files(deployed)
     assert "results/results_table.csv" in produced

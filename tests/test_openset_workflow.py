@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -19,7 +20,6 @@ from scipy.signal import resample_poly
 from pathbench_flow import SAMPLE_RATE
 from pathbench_flow.openset.config import NOT_ENABLED, openset_enabled
 from pathbench_flow.testing.copas_shaped import SPEAKERS, write_copas_words
-from pathbench_flow.testing.kaldi_builder import build_dataset
 from pathbench_flow.testing.speech_fixtures import require_espeak
 from pathbench_flow.testing.workflow_run import REPO, copy_workflow, output_files, snakemake
 
@@ -37,7 +37,7 @@ def test_only_enabled_switches_the_stage_on() -> None:
 
 def test_a_block_with_sub_options_only_stays_off_with_a_warning(tmp_path):
     workdir = copy_workflow(tmp_path / "wf")
-    build_dataset(workdir / "data" / "mine")
+    shutil.copytree(REPO / ".test" / "data", workdir / ".test" / "data")
     (workdir / "my.yaml").write_text(yaml.safe_dump(USER_CONFIG | {"openset": {"known_folds": 3}}))
     plan = snakemake(workdir, "-n", "--configfile", "my.yaml")
     output = plan.stdout + plan.stderr

@@ -2,12 +2,15 @@
 
 A user config given with --configfile stands alone (no demo jobs), and config problems stop
 the run before any job, naming the key. The user config is the tests' own, .test/config/config.yaml
-(the Snakemake workflow catalog's convention), on the small dataset the fixture builds.
+(the Snakemake workflow catalog's convention), on the dataset committed beside it
+(.test/data/mine, .test/README.md), run from the root and with .test as the working directory.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -15,21 +18,38 @@ import yaml
 from pathbench_flow.testing.kaldi_builder import build_dataset
 from pathbench_flow.testing.workflow_run import REPO, copy_workflow, dry_run, snakemake
 
-TEST_CONFIG = REPO / ".test" / "config" / "config.yaml"
+TEST_DIR = REPO / ".test"
+TEST_CONFIG = TEST_DIR / "config" / "config.yaml"
+USER_CONFIG = yaml.safe_load(TEST_CONFIG.read_text())
+DATASET = USER_CONFIG["datasets"]["mine"]["path"]
+"""The committed dataset as the config names it, relative to the repository root."""
+RUN_LEFTOVERS = shutil.ignore_patterns(".snakemake", "results", "logs", "__pycache__")
+"""What a `snakemake --directory .test` in the checkout may have left in .test."""
+
+
+def copy_test_directory(root: Path) -> Path:
+    """.test copied into the workflow copy ``root``; its link .test/.test/data stays a link,
+    as a clone has it, so the copy's own dataset is the one found from inside .test."""
+    shutil.copytree(TEST_DIR, root / ".test", symlinks=True, ignore=RUN_LEFTOVERS)
+    return root
+
+
+def planned_recordings(plan: str) -> list[str]:
+    """The committed dataset's recordings (wav.scp) that a dry run's output does not name."""
+    wav_scp = (REPO / DATASET / "wav.scp").read_text().splitlines()
+    recordings = [f"{DATASET}/{line.split()[1]}" for line in wav_scp]
+    return [path for path in recordings if path not in plan]
 
 
 @pytest.fixture
 def workdir(tmp_path):
-    workdir = copy_workflow(tmp_path / "wf")
-    build_dataset(workdir / "data" / "mine")
-    return workdir
-
-
-USER_CONFIG = yaml.safe_load(TEST_CONFIG.read_text())
+    return copy_test_directory(copy_workflow(tmp_path / "wf"))
 
 
 def test_a_user_config_stands_alone_without_the_demo(workdir):
-    plan = dry_run(workdir, USER_CONFIG).stdout
+    """The config file itself, as CI gives it from the repository root."""
+    plan = snakemake(workdir, "-n", "--configfile", ".test/config/config.yaml").stdout
+    assert planned_recordings(plan) == []
     assert "make_demo" not in plan and "results/demo" not in plan and "resources/demo" not in plan
     assert "results/mine/scores/cpp/0000.parquet" in plan
     # no openset block: the schema's default (disabled) applies instead of a KeyError
@@ -41,12 +61,13 @@ def test_utterance_correlations_are_planned_where_utt2score_exists(workdir):
     task beside it) gets the utterance-level correlations; one without gets none."""
     plan = dry_run(workdir, USER_CONFIG).stdout
     assert "correlate_utterances" not in plan and "results/pathbench_table.csv" in plan
-    (workdir / "data" / "mine" / "utt2score").write_text("spk1_u0 3.5\nspk2_u1 N/A\n")
-    build_dataset(workdir / "data" / "mdsc" / "pathological" / "command" / "balanced")
+    commands = "data/mdsc/pathological/command/balanced"
+    shutil.copytree(workdir / DATASET, workdir / commands)
+    (workdir / DATASET / "utt2score").write_text("F01_go 3.5\nM02_yes N/A\n")
     config = USER_CONFIG | {
         "datasets": {
-            "mine": {"path": "data/mine", "corpus": "youtube"},
-            "cmds": {"path": "data/mdsc/pathological/command/balanced"},
+            "mine": {"path": DATASET, "corpus": "youtube"},
+            "cmds": {"path": commands},
         }
     }
     plan = dry_run(workdir, config).stdout
@@ -65,17 +86,17 @@ def test_openset_without_a_grid_uses_the_default_grid(workdir):
         ({"evaluators": []}, "evaluators"),
         ({"evaluator_options": {"cpp": {"window": 3}}}, "evaluator_options.cpp: unknown option"),
         ({"datasets": {"mine": {"path": "data/gone"}}}, "datasets.mine.path: directory"),
-        ({"datasets": {"mine": {"path": "data/mine/text"}}}, "is a file, not a directory"),
+        ({"datasets": {"mine": {"path": f"{DATASET}/text"}}}, "is a file, not a directory"),
         (
-            {"datasets": {"mine": {"path": "data/mine", "reference": "data/ctl"}}},
+            {"datasets": {"mine": {"path": DATASET, "reference": "data/ctl"}}},
             "datasets.mine.reference",
         ),
-        ({"datasets": {"mine": {"path": "data/mine", "task": "command"}}}, "datasets.mine.task"),
+        ({"datasets": {"mine": {"path": DATASET, "task": "command"}}}, "datasets.mine.task"),
         (
             {
                 "datasets": {
-                    "mine": {"path": "data/mine", "corpus": "YT"},
-                    "again": {"path": "data/mine", "corpus": "youtube"},
+                    "mine": {"path": DATASET, "corpus": "YT"},
+                    "again": {"path": DATASET, "corpus": "youtube"},
                 }
             },
             "both map to the results-table column 'YT Sentence Full'",
@@ -104,7 +125,9 @@ def _trim_inputs(plan: str) -> dict[str, list[str]]:
 def test_each_scoring_job_depends_only_on_the_trim_tables_it_reads(workdir):
     """The fa variant reads trim tables, raw audio none: a raw reference job waits for no
     trimming, an fa one for its shard's and its references' trims, and an evaluator without an
-    fa variant for none even when fa is among the variants."""
+    fa variant for none even when fa is among the variants. Its own two datasets share their
+    texts, so that the control speakers are "all" references."""
+    build_dataset(workdir / "data" / "mine")
     build_dataset(workdir / "data" / "ctl")
     config = USER_CONFIG | {
         "datasets": {"mine": {"path": "data/mine", "reference": "data/ctl"}},
@@ -130,11 +153,10 @@ def test_each_scoring_job_depends_only_on_the_trim_tables_it_reads(workdir):
 
 def test_the_test_directory_runs_as_its_own_working_directory(tmp_path):
     """`snakemake --directory .test` (the catalog's CI call) reads .test/config/config.yaml and
-    resolves the dataset path inside .test, with workflow/Snakefile found from the root."""
-    root = copy_workflow(tmp_path / "wf")
-    (root / ".test" / "config").mkdir(parents=True)
-    (root / ".test" / "config" / "config.yaml").write_bytes(TEST_CONFIG.read_bytes())
-    build_dataset(root / ".test" / "data" / "mine")
+    finds the committed dataset through the link in .test, with workflow/Snakefile found from
+    the root; the plan names the recordings by the same paths as a run from the root."""
+    root = copy_test_directory(copy_workflow(tmp_path / "wf"))
     plan = snakemake(root, "-n", "--directory", ".test").stdout
+    assert planned_recordings(plan) == []
     assert "results/mine/scores/wpm/0000.parquet" in plan and "make_demo" not in plan
     assert (root / ".test" / ".snakemake").is_dir()
