@@ -177,8 +177,6 @@ rule results_table:
             labels={"table": "protocol comparisons (Wilcoxon)"},
         ),
         comparisons_json="results/comparisons.json",
-    log:
-        "logs/results_table.log",
         # Written by the stage into the CSV's directory (PUBLISHED_VS_MEASURED_CSV).
         published=report(
             "results/pathbench_published_vs_measured.csv",
@@ -186,6 +184,8 @@ rule results_table:
             category="Results table",
             labels={"table": "PathBench's published r vs this run's"},
         ),
+    log:
+        "logs/results_table.log",
     conda:
         "../envs/pathbench.yaml"
     threads: 1
