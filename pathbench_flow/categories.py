@@ -36,12 +36,17 @@ SPEAKER = Category("reference-free speaker", "Reference-Free (Speaker)", "#55a86
 MODEL = Category("reference-free model", "Reference-Free (Model)", "#8172b3")
 TEXT = Category("reference-text", "Reference-Text", "#dd8452")
 AUDIO = Category("reference-audio", "Reference-Audio (Parallel)", "#c44e52")
+EXTERNAL = Category("external predictor", "External Predictor", "#da8bc3")
+"""A user's own predictor, read from a CSV (config ``predictors``), unless its entry names one
+of the categories above. PathBench's categories are defined by what a measure reads, which
+the workflow cannot check for scores computed elsewhere, so by default it does not file them
+under one; this project's, not PathBench's."""
 LOOKUP = Category("lookup", "Lookup", "#8c8c8c")
 """Pre-computed values such as ``spk2age``: baselines rather than measures, so listed last;
-the one category that is this project's, not PathBench's."""
+this project's, not PathBench's."""
 
-CATEGORIES: tuple[Category, ...] = (SIGNAL, SPEAKER, MODEL, TEXT, AUDIO, LOOKUP)
-"""Every category, in PathBench's table order."""
+CATEGORIES: tuple[Category, ...] = (SIGNAL, SPEAKER, MODEL, TEXT, AUDIO, EXTERNAL, LOOKUP)
+"""Every category, in PathBench's table order, then this project's."""
 
 _BY_KEY = {category.key: category for category in CATEGORIES}
 

@@ -292,18 +292,24 @@ def _rows(kinds: Mapping[str, str]) -> pd.DataFrame:
     return frame.iloc[order].drop(columns="pos").reset_index(drop=True)
 
 
-def align_signs(r: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+def align_signs(
+    r: pd.DataFrame, declared: Mapping[str, int] | None = None
+) -> tuple[pd.DataFrame, pd.Series]:
     """PathBench's sign alignment of a metric × column table of Pearson r.
 
     Returns the aligned table and, per metric, the rule applied (``expected +1``,
     ``expected -1``, ``vote: flipped`` or ``vote: kept``); see the module docstring. The vote
     counts every column of the run, as PathBench's counts every result it parsed.
+    ``declared`` (metric → ±1) are the directions of the config's own predictors, applied
+    as stated (``declared +1``): a vote could flip a predictor that fails everywhere.
     """
     aligned = r.copy()
     rules = {}
     for metric, values in r.iterrows():
-        sign = EXPECTED_SIGNS.get(str(metric))
+        sign = (declared or {}).get(str(metric))
         if sign is not None:
+            rules[metric] = f"declared {sign:+d}"
+        elif (sign := EXPECTED_SIGNS.get(str(metric))) is not None:
             rules[metric] = f"expected {sign:+d}"
         else:
             present = values.dropna()
@@ -329,13 +335,16 @@ class AlignedR:
 
 
 def aligned_r(
-    correlations: Mapping[str, pd.DataFrame], columns: Sequence[DatasetColumn] | None = None
+    correlations: Mapping[str, pd.DataFrame],
+    columns: Sequence[DatasetColumn] | None = None,
+    declared: Mapping[str, int] | None = None,
 ) -> AlignedR:
     """PathBench's rows, column order and sign alignment applied to per-dataset correlations.
 
     ``correlations`` maps a dataset name to its correlation table (``metric``, ``category``
     and ``pearson_r`` are read, other columns ignored). ``columns`` places the datasets
-    (default: every dataset outside PathBench's layout, in the mapping's order).
+    (default: every dataset outside PathBench's layout, in the mapping's order);
+    ``declared`` as for :func:`align_signs`.
     """
     if not correlations:
         raise ValueError("no correlation tables to combine")
@@ -366,7 +375,7 @@ def aligned_r(
     rows = _rows(dict(zip(categories["metric"], categories["category"], strict=True)))
     r = long.pivot(index="metric", columns="column", values="pearson_r")
     r = r.reindex(index=rows["metric"], columns=[c.label for c in columns]).astype("float64")
-    values, rules = align_signs(r)
+    values, rules = align_signs(r, declared)
     return AlignedR(rows, columns, values, rules)
 
 

@@ -44,16 +44,24 @@ def ground_truth_of(speakers: pd.DataFrame) -> pd.Series:
     return first["ground_truth"].astype(float)
 
 
-def metric_metadata(scores: pd.DataFrame) -> pd.DataFrame:
+def metric_metadata(
+    scores: pd.DataFrame, predictors: Mapping[str, Mapping[str, Any]] | None = None
+) -> pd.DataFrame:
     """Direction and category of each metric of a speakers or scores table, looked up through
-    its evaluator."""
+    its evaluator, or for the config's own predictors (``predictors``: name → ``direction``
+    and ``category``, :func:`pathbench_flow.predictors.config.declared_metadata`) as declared
+    there."""
     pairs = scores[["metric", "evaluator"]].drop_duplicates()
-    infos = [registry.info(name) for name in pairs["evaluator"]]
+    declared = predictors or {}
+    infos = [
+        declared[name] if name in declared else registry.info(name).as_dict()
+        for name in pairs["evaluator"]
+    ]
     return pd.DataFrame(
         {
             "metric": pairs["metric"].to_numpy(),
-            "direction": [info.direction for info in infos],
-            "category": [info.category for info in infos],
+            "direction": [info["direction"] for info in infos],
+            "category": [info["category"] for info in infos],
         }
     )
 
@@ -66,13 +74,16 @@ def correlate(
     allowlist: Collection[str],
     n_boot: int,
     seed: int,
+    predictors: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
-    """Correlate every metric of one dataset with its ground truth; Parquet and CSV."""
+    """Correlate every metric of one dataset with its ground truth; Parquet and CSV.
+
+    ``predictors`` as for :func:`metric_metadata`."""
     speakers = read_parquet(speakers_path)
     table = correlate_metrics(
         speakers,
         ground_truth_of(speakers),
-        metric_metadata(speakers),
+        metric_metadata(speakers, predictors),
         allowlist=tuple(allowlist),
         n_boot=n_boot,
         seed=seed,
@@ -93,8 +104,10 @@ def correlate_utterances(
     utt2score_path: str | Path,
     score_paths: Iterable[str | Path],
     csv_path: str | Path,
+    predictors: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
-    """Utterance-level correlations of a dataset that ships ``utt2score``.
+    """Utterance-level correlations of a dataset that ships ``utt2score`` (``predictors`` as
+    for :func:`metric_metadata`: a predictor given per utterance has a row here too).
 
     Validation does not read ``utt2score``, so it is read here, line by line as
     ``spk2score`` is (:func:`pathbench_flow.stats.correlation.read_utt2score`). The
@@ -115,7 +128,7 @@ def correlate_utterances(
         file=sys.stderr,
     )
     scores = read_tables(score_paths)
-    metadata = metric_metadata(scores) if len(scores) else pd.DataFrame()
+    metadata = metric_metadata(scores, predictors) if len(scores) else pd.DataFrame()
     table = utterance_correlations(scores, truth, metadata)
     _write_csv(table, csv_path)
     return table
@@ -204,6 +217,7 @@ def results_table(
     heatmap_path: str | Path,
     comparisons_csv: str | Path,
     comparisons_json: str | Path,
+    predictors: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """The results tables (this project's and PathBench's own file), PathBench's published r
     beside this run's (``PUBLISHED_VS_MEASURED_CSV`` in ``out_dir``), the heat map and the
@@ -211,14 +225,17 @@ def results_table(
 
     ``correlation_paths`` is in config order, which orders the datasets outside PathBench's
     columns; ``dataset_settings`` is each dataset's config entry (``path`` and the optional
-    ``corpus``, ``task``, ``condition``), which places it among PathBench's columns.
+    ``corpus``, ``task``, ``condition``), which places it among PathBench's columns. The
+    config's own predictors (``predictors`` as for :func:`metric_metadata`) are aligned by
+    the direction they declare.
     """
     from pathbench_flow.reporting.plots import plot_results_heatmap  # matplotlib: this stage only
     from pathbench_flow.stats.comparisons import write_comparisons  # scipy.stats: this stage only
 
     correlations = {name: read_parquet(p) for name, p in correlation_paths.items()}
     columns = results_columns({name: dataset_settings.get(name, {}) for name in correlations})
-    aligned = aligned_r(correlations, columns)
+    declared = {name: int(entry["direction"]) for name, entry in (predictors or {}).items()}
+    aligned = aligned_r(correlations, columns, declared)
     table = results_table_of(aligned)
     settings = {"columns": [(c.dataset, c.label) for c in columns]}
     write_results_table(table, out_dir, settings)

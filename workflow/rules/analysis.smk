@@ -61,6 +61,7 @@ rule correlate:
     params:
         version=VERSION,
         settings=config["correlation"],
+        predictors=lambda wc: predictor_metadata(wc.dataset),
     script:
         "../scripts/correlate.py"
 
@@ -89,6 +90,7 @@ rule correlate_utterances:
         # The same work as the speaker-level correlation, over utterances.
         **RESOURCES["correlate"],
     params:
+        predictors=lambda wc: predictor_metadata(wc.dataset),
         version=VERSION,
     script:
         "../scripts/correlate_utterances.py"
@@ -203,6 +205,7 @@ rule results_table:
             }
             for name in TABLE_DATASETS
         },
+        predictors=predictor_metadata(),
         version=VERSION,
     script:
         "../scripts/results_table.py"

@@ -8,6 +8,13 @@ from pathbench_flow.data.manifest import count_utterances, shard_count
 from pathbench_flow.stages.openset import fold_counts
 from pathbench_flow.openset.config import openset_enabled
 from pathbench_flow.preflight import check_config
+from pathbench_flow.predictors.check import check_predictors
+from pathbench_flow.predictors.config import (
+    SPEAKERS,
+    UTTERANCES,
+    declared_metadata,
+    predictors_of,
+)
 from pathbench_flow.data.shard_plan import listed_audio, shard_audio
 from pathbench_flow.data.shard_plan import reference_shards as reference_shard_numbers
 from pathbench_flow.tracks import OPENSET_FEATURE_TRACKS, TRACKS, TrackUse, merge_uses
@@ -26,8 +33,18 @@ KALDI_FILES = (
 )
 # Problems the schema cannot see (evaluator options, dataset directories) stop the run here.
 check_config(config, generated=is_generated)
+# Your own predictors' CSVs (config `predictors`) against their datasets' rated speakers.
+check_predictors(config, generated=is_generated)
 
 DATASETS = sorted(config["datasets"])
+# Your own predictors (README, "Evaluate your own predictor"): metrics read from CSVs
+# (predictors.smk), and the datasets they have a CSV for, in config order.
+PREDICTORS = predictors_of(config)
+PREDICTOR_DATASETS = [
+    name
+    for name in config["datasets"]
+    if any(name in predictor.files for predictor in PREDICTORS.values())
+]
 # Open-set runs only when `openset.enabled` says so; a block without it warns (docs/openset.md).
 OPENSET_ENABLED = openset_enabled(config["openset"], logger.warning)
 EVALUATORS = list(config["evaluators"])
@@ -384,11 +401,13 @@ def planned_tracks(dataset):
 
 
 def utterance_scores(dataset):
+    """Utterance score tables: the evaluators' per shard, and the predictors' given per
+    utterance (predictors.smk)."""
     return [
         f"results/{dataset}/scores/{evaluator}/{shard}.parquet"
         for evaluator in UTTERANCE_EVALUATORS
         for shard in shards(dataset)
-    ]
+    ] + predictor_scores(dataset, UTTERANCES)
 
 
 def reference_scores(dataset):
@@ -401,11 +420,39 @@ def reference_scores(dataset):
     ]
 
 
+def predictor_file(wildcards):
+    return PREDICTORS[wildcards.predictor].files[wildcards.dataset]
+
+
+def predictor_scores(dataset, kind):
+    """The score tables of the predictors given for ``dataset`` per ``kind`` (speakers or
+    utterances): aggregation reads them beside the evaluators' of that level."""
+    return [
+        f"results/{dataset}/predictors/{name}.parquet"
+        for name, predictor in PREDICTORS.items()
+        if dataset in predictor.files and predictor.files[dataset].kind == kind
+    ]
+
+
+def predictor_metadata(dataset=None):
+    """Direction and category of the predictors (of ``dataset``, or all), for the stages that
+    look a metric's up through its evaluator."""
+    return declared_metadata(
+        {
+            name: predictor
+            for name, predictor in PREDICTORS.items()
+            if dataset is None or dataset in predictor.files
+        }
+    )
+
+
 def speaker_scores(dataset):
+    """Speaker score tables: the speaker-level evaluators', and the predictors' given per
+    speaker (predictors.smk)."""
     return [
         f"results/{dataset}/speaker_scores/{evaluator}.parquet"
         for evaluator in SPEAKER_EVALUATORS
-    ]
+    ] + predictor_scores(dataset, SPEAKERS)
 
 
 def openset_feature_files(wildcards):
@@ -464,6 +511,8 @@ def all_targets():
         "results/pathbench_table.csv",
         "results/comparisons.csv",
         "results/plots/results_heatmap.png",
+        # Your predictors against the built-in measures, when there are any.
+        *(["results/predictor_comparisons.csv"] if PREDICTORS else []),
     ]
     for dataset in DATASETS:
         targets += intermediate_targets(dataset)

@@ -33,6 +33,9 @@ RESOURCES = {
     "plot_dataset": {"mem_mb": 2000, "runtime": 10},
     "export_speaker_csv": {"mem_mb": 1000, "runtime": 10},
     "results_table": {"mem_mb": 1000, "runtime": 10},
+    # A predictor's CSV, and the tests of its r against the built-in measures.
+    "import_predictor": {"mem_mb": 1000, "runtime": 10},
+    "compare_predictors": {"mem_mb": 1000, "runtime": 10},
     # The open-set fits run EM over the candidate grid, one tuning fold per job.
     "openset_features": {"mem_mb": 3000, "runtime": 120},
     # One shared analysis track (pathbench_flow.tracks) of one shard's audio in one variant;

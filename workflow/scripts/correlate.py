@@ -9,4 +9,5 @@ correlate(
     snakemake.output.parquet,
     snakemake.output.csv,
     **snakemake.params.settings,
+    predictors=snakemake.params.predictors,
 )

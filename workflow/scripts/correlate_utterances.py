@@ -9,4 +9,5 @@ correlate_utterances(
     snakemake.input.utt2score,
     snakemake.input.scores,
     snakemake.output[0],
+    predictors=snakemake.params.predictors,
 )

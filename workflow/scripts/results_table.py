@@ -13,4 +13,5 @@ results_table(
     snakemake.output.heatmap,
     snakemake.output.comparisons_csv,
     snakemake.output.comparisons_json,
+    predictors=snakemake.params.predictors,
 )
