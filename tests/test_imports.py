@@ -22,16 +22,18 @@ from pathbench_flow.lazy import lazy_module
 from pathbench_flow.schemas import SPEAKERS_SCHEMA
 from pathbench_flow.testing.job_imports import DRY_RUN, run_fresh, script_imports
 from pathbench_flow.testing.speech_fixtures import FIXTURES
-from pathbench_flow.testing.workflow_run import REPO, copy_workflow
+from pathbench_flow.testing.workflow_run import LOCAL_RUN, REPO, copy_workflow
 
 SCRIPTS = REPO / "workflow" / "scripts"
 BLUE = FIXTURES / "BLUE_japanese10.wav"
 REFERENCES = [FIXTURES / f"BLUE_english{n}.wav" for n in (32, 33, 34)]
 
 
-def test_the_dry_run_imports_no_heavy_library(tmp_path):
+def test_the_dry_run_imports_no_heavy_library(tmp_path, monkeypatch):
     """``snakemake -n`` on the demo config: the parse reads every configured evaluator's
     metadata and runs their preflight checks, and needs none of their libraries."""
+    for name, value in LOCAL_RUN.items():
+        monkeypatch.setenv(name, value)
     run = run_fresh(DRY_RUN, cwd=copy_workflow(tmp_path / "wf"))
     assert {
         "pathbench_flow.registry",

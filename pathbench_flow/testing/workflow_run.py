@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,13 @@ import yaml
 from pathbench_flow.testing import REPO
 
 WORKFLOW_FILES = ("workflow", "config")
+
+LOCAL_RUN = {"SLURM_CONF": os.devnull}
+"""Environment changes for a Snakemake whose jobs run locally. Snakemake imports every
+installed executor plugin at start, and the SLURM plugin asks the controller
+(``scontrol show config``) for a setting's default; where a slurm.conf names a controller that
+is not running, that question costs every start 9 s. An empty SLURM configuration makes it fail
+at once; a local run reads SLURM's configuration nowhere else."""
 
 
 def copy_workflow(target: Path) -> Path:
@@ -30,7 +38,9 @@ def copy_workflow(target: Path) -> Path:
 def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Run snakemake from the same environment as the tests, capturing its output."""
     command = [sys.executable, "-m", "snakemake", *args]
-    result = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+    result = subprocess.run(
+        command, cwd=workdir, capture_output=True, text=True, env=os.environ | LOCAL_RUN
+    )
     if check and result.returncode != 0:
         raise AssertionError(
             f"{' '.join(args)} failed ({result.returncode}):\n{result.stderr[-6000:]}"
