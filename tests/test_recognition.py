@@ -126,6 +126,18 @@ def test_out_of_vocabulary_words_have_no_score(measure):
     assert "floxotron" in raised.value.reason
 
 
+@pytest.mark.parametrize("measure", [wer, per])
+def test_a_sentence_scores_better_against_its_own_transcription(measure):
+    """One sentence through each recogniser, for the fast tier; the corpus tests below
+    measure the error rates over every sentence and in noise."""
+    models = shared_models()
+    right = measure(with_noise_floor(0), SENTENCES[0], "en", models)
+    wrong = measure(with_noise_floor(0), wrong_text(0), "en", models)
+    print(f"{measure.__name__}: {right.rate:.2f} right, {wrong.rate:.2f} wrong transcription")
+    assert right.rate <= 0.6 and wrong.rate >= right.rate + 0.3
+
+
+@pytest.mark.slow
 def test_wer_is_low_and_rises_with_noise_and_wrong_transcriptions():
     models = shared_models()
     clean = [wer(with_noise_floor(i), SENTENCES[i], "en", models) for i in range(N_SENTENCES)]
@@ -148,6 +160,7 @@ def test_wer_is_low_and_rises_with_noise_and_wrong_transcriptions():
     )
 
 
+@pytest.mark.slow
 def test_per_is_low_and_rises_with_noise_and_wrong_transcriptions():
     models = shared_models()
     clean = [per(with_noise_floor(i), SENTENCES[i], "en", models) for i in range(N_SENTENCES)]
@@ -174,11 +187,16 @@ def test_gop_ranks_the_non_native_speaker_lowest():
     assert all(japanese < score for score in english.values())
 
 
-def test_gop_falls_with_a_wrong_transcription():
+def test_gop_of_a_word_falls_with_a_wrong_transcription():
     models = shared_models()
     for n in (32, 33, 34):
         audio = fixture(f"BLUE_english{n}")
         assert gop(audio, "green", "en", models) < gop(audio, "blue", "en", models)
+
+
+@pytest.mark.slow
+def test_gop_of_sentences_falls_with_a_wrong_transcription_and_in_noise():
+    models = shared_models()
     right = [gop(with_noise_floor(i), SENTENCES[i], "en", models) for i in range(N_GOP)]
     wrong = [gop(with_noise_floor(i), wrong_text(i), "en", models) for i in range(N_GOP)]
     noisy = [gop(degraded(i), SENTENCES[i], "en", models) for i in range(N_GOP)]
@@ -187,6 +205,7 @@ def test_gop_falls_with_a_wrong_transcription():
     assert np.mean(noisy) < np.mean(right)
 
 
+@pytest.mark.slow
 def test_gop_of_recordings_is_finite():
     models = shared_models()
     for path, text in recorded_utterances():

@@ -165,12 +165,14 @@ def test_auto_backend_depends_on_language():
 # --- boundary accuracy on espeak-ng speech -------------------------------------------------
 
 
+@pytest.mark.slow
 def test_pocketsphinx_boundaries_within_50_ms_in_pink_noise():
     share = share_within(sphinx_trimmer(), padded_sentences(PINK, seed=11), 0.05)
     print(f"pocketsphinx, pink noise at 20 dB SNR: {share:.1%} of sentences within 50 ms")
     assert share >= 0.95
 
 
+@pytest.mark.slow
 def test_pocketsphinx_boundaries_in_white_noise():
     """White noise at 20 dB SNR is the hard case: it sounds like /f/ and /th/, and an edge
     fricative ("thank", "mouth") now and then absorbs a stretch of it. Measured over three
