@@ -11,6 +11,7 @@ import os
 import shutil
 import struct
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -185,8 +186,12 @@ def test_a_named_pipe_is_named_and_never_opened(tmp_path):
     writer = threading.Thread(target=lambda: os.close(os.open(fifo, os.O_WRONLY)), daemon=True)
     writer.start()
     finding = only(failing(root))
-    os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # lets the writer finish
-    writer.join(timeout=10)
+    # Lets the writer finish: an open for reading releases a writer already waiting in its
+    # open, so under load, where the thread may not have reached it yet, open again.
+    deadline = time.monotonic() + 10
+    while writer.is_alive() and time.monotonic() < deadline:
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        writer.join(timeout=0.05)
     assert not writer.is_alive()
     assert at_line(finding, root, 3, "wav/spk2_u0.wav")
     assert finding.problem.endswith(": audio path is a named pipe (FIFO), not a regular file")
