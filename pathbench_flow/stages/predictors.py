@@ -21,11 +21,6 @@ from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.io import read_parquet, write_parquet
 from pathbench_flow.metric import RAW
 from pathbench_flow.predictors.check import errors_of, read_checked
-from pathbench_flow.predictors.comparisons import (
-    comparison_table,
-    dataset_comparisons,
-    write_predictor_comparisons,
-)
 from pathbench_flow.predictors.config import SPEAKERS, PredictorFile
 from pathbench_flow.schemas import SCORE_SCHEMA, SPEAKER_SCORE_SCHEMA
 from pathbench_flow.stages.analysis import ground_truth_of
@@ -100,6 +95,13 @@ def compare_predictors(
 ) -> pd.DataFrame:
     """Every predictor against each category's best built-in measure, per dataset (in the
     order of ``speakers_paths``, the config's), written as CSV and JSON."""
+    # scipy.stats (the dependent-correlation tests): this stage only, not import_predictor's.
+    from pathbench_flow.predictors.comparisons import (
+        comparison_table,
+        dataset_comparisons,
+        write_predictor_comparisons,
+    )
+
     rows = []
     for dataset, speakers_path in speakers_paths.items():
         speakers = read_parquet(speakers_path)
