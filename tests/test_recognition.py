@@ -20,7 +20,14 @@ from pathbench_flow.testing.speech_fixtures import (
     shared_models,
     spoken_sentences,
 )
-from pathbench_flow.trimming.sphinx import align_phones, dictionary_words, is_english, to_pcm16
+from pathbench_flow.trimming.sphinx import (
+    SphinxModels,
+    align_phones,
+    align_words,
+    dictionary_words,
+    is_english,
+    to_pcm16,
+)
 
 N_SENTENCES = 20
 N_DEGRADED = 8
@@ -88,6 +95,32 @@ def test_phone_alignment_leaves_out_only_the_first_state():
     assert first.start_frame == 0 and first.scored_start > 0  # its first state is left out
     assert first.scored_frames == first.n_frames - first.scored_start
     assert all((p.scored_start, p.scored_frames) == (p.start_frame, p.n_frames) for p in rest)
+
+
+def test_values_do_not_depend_on_the_utterances_decoded_before():
+    """A job's decoders serve many utterances; each value must be what a new decoder gives.
+
+    The preceding utterance is the same word in loud noise, which moves PocketSphinx's running
+    noise estimate far; without the reset in :func:`pathbench_flow.trimming.sphinx.decode` every
+    value below changes (the word recogniser hears "one" instead of "blue").
+    """
+    word = fixture("BLUE_english32")
+    noisy = add_noise(word, 0.0, seed=1)
+
+    def values(models: SphinxModels, audio: np.ndarray) -> dict[str, object]:
+        return {
+            "align_words": align_words(models.aligner, to_pcm16(audio), ["blue"]),
+            "wer": wer(audio, "blue", "en", models),
+            "per": per(audio, "blue", "en", models),
+            "gop": gop(audio, "blue", "en", models),
+        }
+
+    fresh = values(SphinxModels(), word)
+    used = shared_models()
+    values(used, noisy)
+    after_noise = values(used, word)
+    for name, value in fresh.items():
+        assert after_noise[name] == value, name
 
 
 def test_wpm():

@@ -4,7 +4,9 @@ Why one module: the trimmer (:mod:`pathbench_flow.trimming.vad`) and the measure
 (:mod:`pathbench_flow.measures.recognition`) drive the same English acoustic model, dictionary and
 language models, which ship inside the pocketsphinx 5.x wheel (so everything runs offline).
 Building a decoder reads those files (about half a second each), so a job builds each decoder
-once, on first use, through :class:`SphinxModels`, and reuses it for every utterance.
+once, on first use, through :class:`SphinxModels`, and reuses it for every utterance; :func:`decode`
+resets the state a decoder carries between utterances, so no value depends on the utterances
+decoded before it in the job.
 
 Out-of-vocabulary rule: a word missing from the pronunciation dictionary (CMUdict) is not
 guessed. Letter-to-sound rules for English are unreliable enough to corrupt exactly the phone
@@ -157,11 +159,24 @@ def check_vocabulary(decoder: Decoder, words: list[str]) -> None:
 
 
 def decode(decoder: Decoder, pcm: bytes) -> None:
-    """Run the active search over one whole utterance.
+    """Run the active search over one whole utterance, from the state of a newly built decoder.
+
+    The front end carries state from one utterance to the next, and ``start_utt`` does not
+    reset it: noise removal (``remove_noise``, switched on by the model's ``feat.params``, which
+    overrides the decoder's own arguments) tracks the noise spectrum frame by frame, so
+    without a reset each utterance starts from the estimate at the end of the previous one. Its
+    features, and every alignment, score and hypothesis, then depend on what the decoder
+    decoded before: the same recording decoded three times gave three different scores, and a
+    value depended on the other utterances of its job. ``reinit_feat`` rebuilds the front end
+    and feature computation as a new decoder has them (about 50 microseconds; building a new
+    decoder takes 0.1-0.4 s). Resetting before every pass, not every utterance, also gives the
+    passes over one utterance (alignment, phone alignment, phone loop) identical features,
+    which comparing their scores assumes.
 
     ``full_utt=True`` lets the decoder compute the cepstral mean over the whole utterance
     (the model's batch CMN) instead of a running estimate that is wrong at the start.
     """
+    decoder.reinit_feat()
     decoder.start_utt()
     decoder.process_raw(pcm, full_utt=True)
     decoder.end_utt()
