@@ -289,3 +289,20 @@ def test_every_resources_entry_belongs_to_a_program(parsed):
         if program not in programs
     ]
     assert not problems, _report(problems)
+
+
+def test_the_workflow_has_one_global_wildcard_constraints_block():
+    """Snakemake re-applies global constraints to the rules defined so far whenever it meets a
+    ``wildcard_constraints:`` block, and for outputs mapped to a storage provider the re-applied
+    pattern loses the earlier block's constraints: ``results/{dataset}/trim/...`` then matches
+    a reference set's files too. One block, before every rule, keeps them."""
+    blocks = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in sorted((REPO / "workflow").rglob("*.smk")) + [REPO / "workflow" / "Snakefile"]
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if line.startswith("wildcard_constraints:")
+    ]
+    assert len(blocks) == 1 and blocks[0].startswith("workflow/rules/common.smk:"), (
+        f"global wildcard_constraints blocks at {blocks}: keep exactly one, in "
+        "workflow/rules/common.smk (rule-level ones are fine)"
+    )

@@ -72,6 +72,9 @@ wildcard_constraints:
     evaluator=_alternatives(EVALUATORS),
     reftype=_alternatives(REFERENCE_TYPES),
     variant=_alternatives(VARIANTS),
+    # Your own predictors (predictors.smk). One global block for the whole workflow: a later
+    # one drops these constraints from the outputs mapped to a storage provider.
+    predictor=_alternatives(PREDICTORS),
     shard=r"\d+",
     outer=r"\d+",
     tuning=r"\d+",
