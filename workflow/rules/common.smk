@@ -171,7 +171,10 @@ def _shard_plan(dataset, shard, reference=False):
         if reference
         else checkpoints.shard_manifest
     )
-    return stage.get(dataset=dataset, shard=shard).output.audio
+    plan = stage.get(dataset=dataset, shard=shard).output.audio
+    # Opened through Snakemake, which fetches it first when it lives in a storage provider.
+    with plan.open():
+        return plan
 
 
 def shard_audio_files(wildcards):
@@ -466,7 +469,10 @@ def openset_feature_files(wildcards):
 
 
 def openset_folds_file(wildcards):
-    return checkpoints.openset_folds.get(dataset=wildcards.dataset).output[0]
+    folds = checkpoints.openset_folds.get(dataset=wildcards.dataset).output[0]
+    # Opened through Snakemake, which fetches it first when it lives in a storage provider.
+    with folds.open():
+        return folds
 
 
 def openset_count_files(wildcards):
