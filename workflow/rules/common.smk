@@ -4,7 +4,7 @@ from pathlib import Path
 
 from pathbench_flow import registry
 from pathbench_flow.categories import AUDIO, CATEGORIES
-from pathbench_flow.data.manifest import count_utterances, shard_count
+from pathbench_flow.data.manifest import shard_count
 from pathbench_flow.stages.openset import fold_counts
 from pathbench_flow.openset.config import openset_enabled
 from pathbench_flow.preflight import check_config
@@ -15,7 +15,7 @@ from pathbench_flow.predictors.config import (
     declared_metadata,
     predictors_of,
 )
-from pathbench_flow.data.shard_plan import listed_audio, shard_audio
+from pathbench_flow.data.shard_plan import shard_audio
 from pathbench_flow.data.shard_plan import reference_shards as reference_shard_numbers
 from pathbench_flow.tracks import OPENSET_FEATURE_TRACKS, TRACKS, TrackUse, merge_uses
 
@@ -31,10 +31,12 @@ KALDI_FILES = (
     "language",
     "wav_hash.scp",
 )
-# Problems the schema cannot see (evaluator options, dataset directories) stop the run here.
-check_config(config, generated=is_generated)
-# Your own predictors' CSVs (config `predictors`) against their datasets' rated speakers.
-check_predictors(config, generated=is_generated)
+# Problems the schema cannot see (evaluator options, dataset directories) stop the run here,
+# in the main process: a job parses the same config but may see none of the datasets.
+if workflow.is_main_process:
+    check_config(config, generated=is_generated)
+    # Your own predictors' CSVs (config `predictors`) against their datasets' rated speakers.
+    check_predictors(config, generated=is_generated)
 
 DATASETS = sorted(config["datasets"])
 # Your own predictors (README, "Evaluate your own predictor"): metrics read from CSVs
@@ -93,7 +95,7 @@ def utterance_ratings(name):
     """The dataset's utt2score (utterance-level ratings, e.g. PathBench's YouTube set), or
     None: validation does not read it, the utterance-level correlation does."""
     path = dataset_dir(name) / "utt2score"
-    return str(path) if path.is_file() else None
+    return str(path) if FACTS.has(dataset_dir(name), "utt2score") else None
 
 
 def _validation_files(directory):
@@ -105,11 +107,9 @@ def _validation_files(directory):
     kaldi = generated_kaldi_files(directory)
     if kaldi is None:
         kaldi = [
-            str(directory / name)
-            for name in KALDI_FILES
-            if (directory / name).is_file()
+            str(directory / name) for name in KALDI_FILES if FACTS.has(directory, name)
         ]
-    return kaldi + listed_audio(directory)
+    return kaldi + FACTS.audio(directory)
 
 
 def kaldi_inputs(wildcards):
@@ -251,8 +251,8 @@ def _directory_shards(directory):
     A directory the workflow generates has no utt2spk before its rule runs; its size is known
     from the config.
     """
-    if (directory / "utt2spk").is_file():
-        n = count_utterances(directory)
+    if FACTS.has(directory, "utt2spk"):
+        n = FACTS.utterances(directory)
     elif is_generated(directory):
         n = generated_utterance_count(directory)
     else:

@@ -1,0 +1,34 @@
+# Runs whose jobs share no file system with this process (README, "Running without a shared
+# file system"): a job sees only its inputs, staged from the storage provider, so the facts the
+# DAG is planned from (which Kaldi files a dataset has, its audio, its size) are gathered here
+# once and shipped to the jobs as a config file of the workflow's sources. Everywhere else the
+# datasets are read directly.
+import yaml
+
+from pathbench_flow.data.facts import FACTS_KEY, DatasetFacts, gather
+from pathbench_flow.io import atomic_path
+
+SHIPPED_FACTS = ".snakemake/pathbench/dataset_facts.yaml"
+
+if workflow.storage_settings.default_storage_provider is not None:
+    if workflow.is_main_process:
+        _directories = [
+            directory
+            for name in DATASETS
+            for directory in (dataset_dir(name), reference_dir(name))
+            if directory is not None and not is_generated(directory)
+        ]
+        with atomic_path(SHIPPED_FACTS) as _partial:
+            _partial.write_text(
+                yaml.safe_dump(gather(_directories, (*KALDI_FILES, "utt2score")))
+            )
+
+    configfile: SHIPPED_FACTS
+
+
+# The demo's directories are written by a checkpoint (demo.smk): always read where they are.
+FACTS = DatasetFacts(
+    None if workflow.is_main_process else config.get(FACTS_KEY),
+    read_from_disk=is_generated,
+)
+
