@@ -134,6 +134,9 @@ class Evaluator(ABC):
     whether :meth:`trimmed` returns a wrapper."""
     context_options: ClassVar[tuple[str, ...]] = ()
     """Constructor options the workflow fills in itself (e.g. ``dataset_dir``)."""
+    dataset_files: ClassVar[tuple[str, ...]] = ()
+    """The files of its ``dataset_dir`` such a measure reads: its jobs declare them as inputs,
+    so they are staged where jobs share no file system."""
     shared_tracks: ClassVar[tuple[str, ...]] = ()
     """Names of the shared analysis tracks (:mod:`pathbench_flow.tracks`) the measure reads; the
     workflow gives its jobs those tracks' files so the analyses run once per shard."""

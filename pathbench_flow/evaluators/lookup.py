@@ -19,6 +19,7 @@ class Spk2AgeEvaluator(LookupEvaluator):
     direction = -1
     unit = "years"
     context_options = ("dataset_dir",)
+    dataset_files = ("spk2age", "utt2spk")
 
     def __init__(self, dataset_dir: str | Path) -> None:
         directory = Path(dataset_dir)

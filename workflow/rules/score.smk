@@ -4,6 +4,7 @@ rule score_utterances:
         trims=utterance_trims,
         audio=shard_audio_files,
         tracks=utterance_tracks,
+        dataset=context_files,
     output:
         "results/{dataset}/scores/{evaluator}/{shard}.parquet",
     log:

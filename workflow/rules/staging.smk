@@ -32,3 +32,25 @@ FACTS = DatasetFacts(
     read_from_disk=is_generated,
 )
 
+
+def test_set_hashes(wildcards):
+    """The test set's wav_hash.scp, which a reference set's validation compares with."""
+    directory = dataset_dir(wildcards.dataset)
+    return (
+        [str(directory / "wav_hash.scp")]
+        if FACTS.has(directory, "wav_hash.scp")
+        else []
+    )
+
+
+def context_files(wildcards):
+    """The dataset files an evaluator reads through its ``dataset_dir`` context (spk2age)."""
+    info = EVALUATOR_INFO[wildcards.evaluator]
+    if "dataset_dir" not in info.cls.context_options:
+        return []
+    directory = dataset_dir(wildcards.dataset)
+    return [
+        str(directory / name)
+        for name in info.cls.dataset_files
+        if FACTS.has(directory, name)
+    ]

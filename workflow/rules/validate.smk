@@ -26,6 +26,7 @@ use rule validate_dataset as validate_reference with:
     input:
         reference_kaldi_inputs,
         test_manifest="results/{dataset}/manifest.parquet",
+        test_hashes=test_set_hashes,
     output:
         manifest="results/{dataset}/reference/manifest.parquet",
         report="results/{dataset}/reference/validation.json",
