@@ -14,6 +14,7 @@ import numpy as np
 import soundfile as sf
 
 from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.staging import located
 
 
 def load_audio(
@@ -28,6 +29,7 @@ def load_audio(
     rate and for ``segments``. A whole mono file already at ``sample_rate`` is read directly
     (the same float32 decode without librosa's overhead; tests prove the two identical).
     """
+    path = located(path)
     duration = None if end < 0 else end - start
     if duration is not None and duration <= 0:
         return np.empty(0)

@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pathbench_flow.staging import located
+
 NOT_RATED = "N/A"
 """The ``spk2score`` value of a speaker without a rating (PathBench's controls)."""
 
@@ -117,7 +119,7 @@ def read_lines(path: Path, findings: list[Finding]) -> list[tuple[int, str]]:
     Undecodable lines become findings and are left out.
     """
     log = FindingLog(findings)
-    raw = path.read_bytes()
+    raw = located(path).read_bytes()
     if raw.startswith(UTF8_BOM):
         raw = raw[len(UTF8_BOM) :]
         problem = "file starts with a UTF-8 byte-order mark (ignored)"

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from pathbench_flow.data.kaldi import Finding, Table, read_table
 from pathbench_flow.data.references import Recording, shared_recordings
+from pathbench_flow.staging import is_present
 
 OVERLAP_EXAMPLES = 5
 """How many shared test/reference recordings a finding names before summarising the rest."""
@@ -110,7 +111,7 @@ def read_hashes(directory: Path) -> dict[str, str]:
     validation of ``directory`` itself and are skipped here.
     """
     file = Path(directory) / "wav_hash.scp"
-    return digests(read_table(file, [], n_fields=1)) if file.is_file() else {}
+    return digests(read_table(file, [], n_fields=1)) if is_present(file) else {}
 
 
 def recording_digests(

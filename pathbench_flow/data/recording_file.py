@@ -22,6 +22,7 @@ import numpy as np
 import soundfile as sf
 
 from pathbench_flow.data.wavcheck import wav_header
+from pathbench_flow.staging import located
 
 MIN_SAMPLE_RATE = 4_000
 """Half the telephone rate (8 kHz), the lowest rate speech is recorded at: below it the band
@@ -100,6 +101,7 @@ def read_recording(path: Path) -> tuple[np.ndarray, AudioFacts]:
 def _regular_file_bytes(path: Path) -> bytes:
     """The bytes of ``path`` once it is known to be a regular file (symlinks followed)."""
     try:
+        path = located(path)
         mode = path.stat().st_mode
     except (FileNotFoundError, NotADirectoryError):
         dangling = f" (a symbolic link to {os.readlink(path)})" if path.is_symlink() else ""

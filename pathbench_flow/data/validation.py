@@ -27,6 +27,7 @@ from pathbench_flow.data.overlap import digests
 from pathbench_flow.data.recording_checks import RecordingChecks, Span, resolve
 from pathbench_flow.data.recording_file import AudioFacts
 from pathbench_flow.languages import LANGUAGES, canonical_language
+from pathbench_flow.staging import is_present
 from pathbench_flow.text import clean_text
 
 REQUIRED_FILES = ("wav.scp", "text", "utt2spk", "spk2score", "language")
@@ -140,7 +141,7 @@ class _Validation:
 
     def load(self, *, check_audio: bool, verify_hashes: bool) -> None:
         """Run every check; a missing required file stops here, as nothing else can be read."""
-        missing = [name for name in REQUIRED_FILES if not (self.path / name).is_file()]
+        missing = [name for name in REQUIRED_FILES if not is_present(self.path / name)]
         for name in missing:
             self.log.error(
                 self.path / name,
@@ -176,7 +177,7 @@ class _Validation:
 
     def _optional(self, name: str, *, n_fields: int, optional_fields: int = 0) -> Table | None:
         file = self.path / name
-        if not file.is_file():
+        if not is_present(file):
             return None
         return read_table(
             file, self.result.findings, n_fields=n_fields, optional_fields=optional_fields
@@ -339,7 +340,7 @@ class _Validation:
     def _build(
         self, files: _UtteranceFiles, spans: dict[str, Span | None], audio: dict[str, AudioFacts]
     ) -> None:
-        has_segments = (self.path / "segments").is_file()
+        has_segments = is_present(self.path / "segments")
         keyed = set(files.utt2spk.entries) | set(files.text.entries)
         keyed |= set(spans) if has_segments else set(files.wav.entries)
         for utt in sorted(keyed):
@@ -378,7 +379,7 @@ class _Validation:
             return None
         span = spans.get(utt)
         if span is None:
-            if (self.path / "segments").is_file():
+            if is_present(self.path / "segments"):
                 self.log.error(
                     self.path / "segments",
                     0,

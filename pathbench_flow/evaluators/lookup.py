@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 from pathbench_flow.evaluator import LookupEvaluator, Score
+from pathbench_flow.staging import is_present, located
 from pathbench_flow.status import NO_REFERENCES
 
 
@@ -38,7 +39,8 @@ class Spk2AgeEvaluator(LookupEvaluator):
 
 def _read_pairs(path: Path) -> dict[str, str]:
     """Two-column Kaldi file → dict; absent file → empty (the dataset validator reports it)."""
-    if not path.is_file():
+    if not is_present(path):
         return {}
-    pairs = (line.split(maxsplit=1) for line in path.read_text(encoding="utf-8").splitlines())
+    text = located(path).read_text(encoding="utf-8")
+    pairs = (line.split(maxsplit=1) for line in text.splitlines())
     return {p[0]: p[1].strip() for p in pairs if len(p) == 2}

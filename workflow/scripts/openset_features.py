@@ -2,6 +2,11 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
+from pathbench_flow.staging import stage
+
+# Dataset files are opened at their staged copies, and only those (pathbench_flow.staging).
+stage(snakemake.input)
+
 from pathbench_flow import tracks
 from pathbench_flow.stages.openset import openset_features
 

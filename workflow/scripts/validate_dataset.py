@@ -5,6 +5,11 @@ import sys
 console = sys.stderr
 sys.stderr = open(snakemake.log[0], "w")
 
+from pathbench_flow.staging import stage
+
+# Dataset files are opened at their staged copies, and only those (pathbench_flow.staging).
+stage(snakemake.input)
+
 from pathbench_flow.data.validation import DatasetError
 from pathbench_flow.stages.validate import failed_report_path, validate_dataset
 
