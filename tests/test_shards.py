@@ -55,3 +55,12 @@ def test_shard_slices_and_their_audio(tmp_path):
     shard_manifest(manifest, 0, outputs, reference, ("control", "all"))
     assert outputs["audio"].read_bytes() == first, "rewriting must give the same bytes"
     assert json.loads(first)["references"]["control"]["shards"] == []
+
+
+def test_listed_audio_for_a_storage_provider_keeps_missing_files_but_no_commands(tmp_path):
+    root = build_dataset(tmp_path / "d")
+    lines = (root / "wav.scp").read_text().splitlines()
+    write_lines(root / "wav.scp", [*lines, "spk9_u0 wav/missing.wav", "spk9_u1 sox x.wav - |"])
+    assert listed_audio(root, existing_only=False) == sorted(
+        [*(str(p) for p in (root / "wav").glob("*.wav")), str(root / "wav" / "missing.wav")]
+    )

@@ -23,13 +23,14 @@ FACTS_KEY = "pathbench_dataset_facts"
 
 
 def directory_facts(directory: str | Path, names: Iterable[str]) -> dict[str, Any]:
-    """The facts of one directory: which of ``names`` exist, its listed audio, its number of
-    utterances (None without utt2spk)."""
+    """The facts of one directory: which of ``names`` exist, the audio files its ``wav.scp``
+    lists (whether or not they are here: they may be in the storage provider only), its number
+    of utterances (None without utt2spk)."""
     path = Path(directory)
     present = sorted(name for name in names if (path / name).is_file())
     return {
         "present": present,
-        "audio": listed_audio(path),
+        "audio": listed_audio(path, existing_only=False),
         "utterances": count_utterances(path) if "utt2spk" in present else None,
     }
 

@@ -18,11 +18,13 @@ from pathlib import Path
 from pathbench_flow.data.kaldi import read_table
 
 
-def listed_audio(dataset_dir: str | Path) -> list[str]:
+def listed_audio(dataset_dir: str | Path, *, existing_only: bool = True) -> list[str]:
     """Existing audio files named by a dataset's ``wav.scp`` (what validation opens).
 
     Entries that are not existing files (missing audio, pipe commands) are left to validation,
-    which reports them by file and line; they cannot be job inputs.
+    which reports them by file and line; they cannot be job inputs. Without ``existing_only``
+    every file entry is listed (pipe commands still not): where the audio lives in a storage
+    provider only, Snakemake checks there that each exists.
     """
     directory = Path(dataset_dir)
     wav_scp = directory / "wav.scp"
@@ -31,9 +33,12 @@ def listed_audio(dataset_dir: str | Path) -> list[str]:
     table = read_table(wav_scp, [], n_fields=None, rest_joined=True)
     found = set()
     for entry in table.entries.values():
-        path = Path(entry.fields[0])
+        location = entry.fields[0]
+        if location.endswith("|"):  # a pipe command: validation refuses it
+            continue
+        path = Path(location)
         path = path if path.is_absolute() else directory / path
-        if path.is_file():
+        if not existing_only or path.is_file():
             found.add(str(path))
     return sorted(found)
 

@@ -1,8 +1,8 @@
 # Runs whose jobs share no file system with this process (README, "Running without a shared
 # file system"): a job sees only its inputs, staged from the storage provider, so the facts the
 # DAG is planned from (which Kaldi files a dataset has, its audio, its size) are gathered here
-# once and shipped to the jobs as a config file of the workflow's sources. Everywhere else the
-# datasets are read directly.
+# once and shipped to the jobs as a config file of the workflow's sources (the config key
+# FACTS_KEY). Everywhere else the datasets are read directly.
 import yaml
 
 from pathbench_flow.data.facts import FACTS_KEY, DatasetFacts, gather
@@ -26,11 +26,10 @@ if workflow.storage_settings.default_storage_provider is not None:
     configfile: SHIPPED_FACTS
 
 
-# The demo's directories are written by a checkpoint (demo.smk): always read where they are.
-FACTS = DatasetFacts(
-    None if workflow.is_main_process else config.get(FACTS_KEY),
-    read_from_disk=is_generated,
-)
+# The main process plans from the facts it ships, so that its jobs' inputs and theirs agree
+# (the audio need only be in the bucket). The demo's directories are written by a checkpoint
+# (demo.smk): always read where they are.
+FACTS = DatasetFacts(config.get(FACTS_KEY), read_from_disk=is_generated)
 
 
 def test_set_hashes(wildcards):
