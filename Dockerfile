@@ -1,7 +1,7 @@
 # The image the rules run in under `--sdm apptainer` (README, "Containers"): Python 3.11 with
 # the package and its dependencies, for clusters without that stack. From the repository root:
-#   docker build -t pathbench-flow:0.2.0 .
-#   apptainer build pathbench-flow-0.2.0.sif docker-daemon://pathbench-flow:0.2.0
+#   docker build -t pathbench-flow:0.3.0 .
+#   apptainer build pathbench-flow-0.3.0.sif docker-daemon://pathbench-flow:0.3.0
 # `--build-arg EXTRAS=neural` adds PathBench's model-based measures (torch from PyPI: a
 # multi-GB CUDA build, which a GPU cluster wants); models are never downloaded at run time.
 # Phonemes need no system package: the extra brings phonemizer-fork and espeakng-loader, whose
