@@ -217,7 +217,7 @@ def test_track_files_give_every_model_measure_its_values_bit_for_bit(
         tracks.forget()
         files.append(tmp_path / "tracks" / f"{name}.parquet")
         rows = compute_track(
-            manifest, 0, use.track, "raw", files[-1], languages=use.languages, batch_size=4
+            [manifest], use.track, "raw", files[-1], languages=use.languages, batch_size=4
         )
         assert rows == 4
     char_dir = str(Path(tiny["char"]).resolve())

@@ -41,14 +41,15 @@ from pathbench_flow.testing import REPO
 
 SCRIPTS = REPO / "workflow" / "scripts"
 
-# Rules that run another rule's script: the reference set's copy of a rule runs the same program
-# on the reference dataset's files. Three are `use rule ... as`; shard_reference_manifest is
-# spelled out because Snakemake 9 derives a plain rule from a checkpoint (shards.smk).
+# Rules that run another rule's script (`use rule ... as`): the reference set's copy of a rule
+# runs the same program on the reference dataset's files, and a track of a whole set the
+# program of a shard's track.
 SHARES_SCRIPT = {
     "validate_reference": "validate_dataset",
     "fa_trim_reference": "fa_trim",
     "compute_reference_track": "compute_track",
-    "shard_reference_manifest": "shard_manifest",
+    "compute_set_track": "compute_track",
+    "compute_reference_set_track": "compute_track",
 }
 
 # Programs whose jobs take another RESOURCES entry than their own name's.

@@ -6,7 +6,7 @@ import json
 
 from pathbench_flow.data.shard_plan import listed_audio, reference_shards, shard_audio
 from pathbench_flow.io import read_parquet
-from pathbench_flow.stages.shards import shard_manifest
+from pathbench_flow.stages.shards import shard_manifest, write_shards
 from pathbench_flow.stages.validate import validate_dataset
 from pathbench_flow.testing.kaldi_builder import build_dataset, write_lines
 
@@ -29,7 +29,8 @@ def test_shard_slices_and_their_audio(tmp_path):
         name: tmp_path / f"0.{name}.parquet" for name in ("rows", "related", "reference_related")
     }
     outputs["audio"] = tmp_path / "0.json"
-    shard_manifest(manifest, 0, outputs, reference, ("control", "all"))
+    by_kind = {kind: [path] for kind, path in outputs.items()}
+    write_shards(manifest, [0], by_kind, reference, ("control", "all"))
 
     rows = read_parquet(outputs["rows"])
     assert list(rows["utt_id"]) == ["spk1_u0", "spk1_u1"] and set(rows["shard"]) == {0}
@@ -52,7 +53,7 @@ def test_shard_slices_and_their_audio(tmp_path):
     assert reference_shards(outputs["audio"], "control") == ([], [0])
     assert reference_shards(outputs["audio"], "all") == ([1], [0])
     first = outputs["audio"].read_bytes()
-    shard_manifest(manifest, 0, outputs, reference, ("control", "all"))
+    write_shards(manifest, [0], by_kind, reference, ("control", "all"))
     assert outputs["audio"].read_bytes() == first, "rewriting must give the same bytes"
     assert json.loads(first)["references"]["control"]["shards"] == []
 
@@ -64,3 +65,46 @@ def test_listed_audio_for_a_storage_provider_keeps_missing_files_but_no_commands
     assert listed_audio(root, existing_only=False) == sorted(
         [*(str(p) for p in (root / "wav").glob("*.wav")), str(root / "wav" / "missing.wav")]
     )
+
+
+def test_one_job_writes_every_shard_as_a_job_per_shard_would(tmp_path):
+    """The shard checkpoint writes every shard of every dataset and reference set in one job:
+    each file is the bytes a call for its shard alone writes. Two datasets, the first with a
+    reference set of one shard, the second with none."""
+    first, control, second = (build_dataset(tmp_path / name) for name in ("a", "ctl", "b"))
+    manifests = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
+    reference = tmp_path / "ctl.parquet"
+    validate_dataset(first, manifests[0], tmp_path / "av.json", n_shards=2)
+    validate_dataset(control, reference, tmp_path / "cv.json", n_shards=1)
+    validate_dataset(second, manifests[1], tmp_path / "bv.json", n_shards=2)
+    suffixes = {
+        "rows": "parquet",
+        "related": "related.parquet",
+        "reference_related": "reference_related.parquet",
+        "audio": "json",
+    }
+    together = tmp_path / "together"
+    together.mkdir()
+    outputs = {
+        kind: [together / f"{name}{shard}.{suffix}" for name in "ab" for shard in (0, 1)]
+        for kind, suffix in suffixes.items()
+    }
+    outputs["reference_rows"] = [together / "ctl0.parquet"]
+    outputs["reference_audio"] = [together / "ctl0.json"]
+    datasets = [
+        {"shards": [0, 1], "reference_shards": [0]},
+        {"shards": [0, 1], "reference_shards": []},
+    ]
+    shard_manifest(datasets, manifests, [reference], outputs, ("control", "all"))
+
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    for name, manifest, references in (("a", manifests[0], reference), ("b", manifests[1], None)):
+        for shard in (0, 1):
+            files = {kind: [alone / f"{name}{shard}.{suffix}"] for kind, suffix in suffixes.items()}
+            write_shards(manifest, [shard], files, references, ("control", "all"))
+    write_shards(reference, [0], {"rows": [alone / "ctl0.parquet"], "audio": [alone / "ctl0.json"]})
+    written = sorted(path.name for path in together.iterdir())
+    assert written == sorted(path.name for path in alone.iterdir()) and len(written) == 18
+    for name in written:
+        assert (together / name).read_bytes() == (alone / name).read_bytes(), name

@@ -136,9 +136,8 @@ def test_each_scoring_job_depends_only_on_the_trim_tables_it_reads(workdir):
         "shard_size": 2,
     }
     (workdir / "my.yaml").write_text(yaml.safe_dump(config))
-    # The shard checkpoints decide which references (and so which trims) a job reads.
-    checkpoints = ("shard_manifest", "shard_reference_manifest")
-    snakemake(workdir, "--cores", "1", "--configfile", "my.yaml", "--until", *checkpoints)
+    # The shard checkpoint decides which references (and so which trims) a job reads.
+    snakemake(workdir, "--cores", "1", "--configfile", "my.yaml", "--until", "shard_manifest")
     trims = _trim_inputs(dry_run(workdir, config).stdout)
     mine = "results/mine"
     own = [f"{mine}/trim/{shard}.parquet" for shard in ("0000", "0001")]

@@ -160,7 +160,7 @@ def _prepared_variants(
     options: dict[str, Any] | None,
     context: dict[str, Any] | None,
     variants: Iterable[str],
-    manifest_path: str | Path,
+    manifest_paths: Sequence[str | Path],
     trim_paths: Sequence[str | Path],
     track_paths: Sequence[str | Path],
 ) -> list[tuple[str, Evaluator]]:
@@ -168,7 +168,7 @@ def _prepared_variants(
     that its analyses are reused rather than recomputed."""
     load_declared_tracks(evaluator_name, options or {}, track_paths)
     evaluator = build_evaluator(evaluator_name, options or {}, context or {})
-    return _variants(evaluator, variants, _trimmer([manifest_path], trim_paths))
+    return _variants(evaluator, variants, _trimmer(manifest_paths, trim_paths))
 
 
 def score_utterances(
@@ -189,7 +189,7 @@ def score_utterances(
     evaluator reuses instead of recomputing them.
     """
     chosen = _prepared_variants(
-        evaluator_name, options, context, variants, manifest_path, trim_paths, track_paths
+        evaluator_name, options, context, variants, [manifest_path], trim_paths, track_paths
     )
     items = items_from_manifest(load_manifest(manifest_path, shard))
     meter = Progress(f"score_utterances {output_path}", len(items) * len(chosen))
@@ -208,7 +208,7 @@ def score_utterances(
 
 
 def score_speakers(
-    manifest_path: str | Path,
+    manifest: str | Path | Sequence[str | Path],
     evaluator_name: str,
     output_path: str | Path,
     *,
@@ -217,13 +217,19 @@ def score_speakers(
     trim_paths: Sequence[str | Path] = (),
     track_paths: Sequence[str | Path] = (),
 ) -> pd.DataFrame:
-    """Score every speaker of the manifest with one speaker-level evaluator (reusing the
-    analyses of the shared-track files ``track_paths``)."""
+    """Score every speaker of ``manifest`` with one speaker-level evaluator (reusing the
+    analyses of the shared-track files ``track_paths``).
+
+    ``manifest`` is a manifest or the slices of one (the workflow gives every shard's rows:
+    read from the shard checkpoint, the job is decided after it, like the per-shard jobs).
+    """
+    paths = [manifest] if isinstance(manifest, str | Path) else list(manifest)
     chosen = _prepared_variants(
-        evaluator_name, options, {}, variants, manifest_path, trim_paths, track_paths
+        evaluator_name, options, {}, variants, paths, trim_paths, track_paths
     )
     rows = []
-    speakers = list(load_manifest(manifest_path).groupby("speaker_id", sort=True))
+    frame = pd.concat([load_manifest(path) for path in paths], ignore_index=True)
+    speakers = list(frame.groupby("speaker_id", sort=True))
     for speaker, group in progress(speakers, f"score_speakers {output_path}", "speakers"):
         items = items_from_manifest(group)
         for variant, instance in chosen:

@@ -1,10 +1,13 @@
-"""The shared-track stage: one analysis track of one shard's audio, in one variant.
+"""The shared-track stage: one analysis track of some manifest slices' audio, in one variant.
 
-The audio is loaded exactly as the consumers load it (raw: :func:`pathbench_flow.audio.load_shared`;
-``fa``: the stored trim boundaries through :func:`pathbench_flow.evaluator.trimmed_audio`, with its
-fallback to the untrimmed audio), so the digests the file records are the ones the consumers
-look up. A model track (:mod:`pathbench_flow.neural.model_tracks`) is written only for the
-utterances of the languages its readers score: an ASR model serves its languages only.
+The workflow writes a track file per shard for the measures that read a shard at a time, and
+one per set (test or reference) for the reference measures, whose jobs each read recordings of
+every shard. The audio is loaded exactly as the consumers load it (raw:
+:func:`pathbench_flow.audio.load_shared`; ``fa``: the stored trim boundaries through
+:func:`pathbench_flow.evaluator.trimmed_audio`, with its fallback to the untrimmed audio), so
+the digests the file records are the ones the consumers look up. A model track
+(:mod:`pathbench_flow.neural.model_tracks`) is written only for the utterances of the
+languages its readers score: an ASR model serves its languages only.
 """
 
 from __future__ import annotations
@@ -38,8 +41,7 @@ def variant_audio(item: Item, trimmer: Trimmer | None) -> np.ndarray:
 
 
 def compute_track(
-    manifest_path: str | Path,
-    shard: int,
+    manifest_paths: Sequence[str | Path],
     track: Track | str,
     variant: str,
     output_path: str | Path,
@@ -49,23 +51,25 @@ def compute_track(
     batch_size: int = 1,
 ) -> int:
     """Write ``track`` (a :class:`Track`, or the name of a fixed one) for every utterance of
-    shard ``shard`` in ``variant``, or for those in ``languages`` only (the ones its consumers
-    read); returns the number of rows. ``fa`` needs the shard's trim table.
+    the manifest slices ``manifest_paths`` (a shard's rows, or every shard's of a set) in
+    ``variant``, or for those in ``languages`` only (the ones its consumers read); returns the
+    number of rows. ``fa`` needs the slices' trim tables.
 
     The audio is analysed :data:`LOAD_CHUNK` utterances at a time (a model track batches them
-    on a GPU, up to ``batch_size``), so a shard's audio is never all in memory at once.
+    on a GPU, up to ``batch_size``), so a set's audio is never all in memory at once.
     """
     if variant not in (RAW, FA):
         raise ValueError(f"unknown variant {variant!r}; known: {RAW}, {FA}")
     if variant == FA and not trim_paths:
-        raise ValueError("the fa variant of a track needs the shard's fa_trim table")
+        raise ValueError("the fa variant of a track needs the fa_trim tables of its shards")
     track = TRACKS[track] if isinstance(track, str) else track
     if track.runs_model:
         models.require_device()
-    trimmer = StoredTrimmer.from_files([manifest_path], trim_paths) if variant == FA else None
+    trimmer = StoredTrimmer.from_files(manifest_paths, trim_paths) if variant == FA else None
     items = [
         item
-        for item in items_from_manifest(load_manifest(manifest_path, shard))
+        for path in manifest_paths
+        for item in items_from_manifest(load_manifest(path))
         if languages is None or item.language in languages
     ]
     meter = Progress(f"compute_track {output_path}", len(items))

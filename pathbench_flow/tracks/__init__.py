@@ -12,9 +12,12 @@ settings, the sample rate and a SHA-256 of the audio's dtype, shape and bytes, s
 reused only for exactly the samples it was computed from, whichever job, variant or file it
 came from, and two tracks or two settings can never collide.
 
-The workflow fills the memo from track files (rule ``compute_track``: one file per track,
-variant and shard, read and written by :mod:`pathbench_flow.tracks.store`), so the consumers of a
-track read it instead of recomputing it. A consumer without a file, or holding audio no file
+The workflow fills the memo from track files (read and written by
+:mod:`pathbench_flow.tracks.store`), so the consumers of a track read it instead of recomputing
+it: rule ``compute_track`` writes one file per track, variant and shard, and for the
+reference-audio measures, whose every job reads recordings of nearly every shard,
+``compute_set_track`` one per track, variant and set (test or reference) of the analyses that
+run no model. A consumer without a file, or holding audio no file
 covers, computes the track itself. Values are float64 arrays stored bit for bit, so a result
 never depends on whether a track file was there. A measure that finds no value (``NoScore``)
 is remembered and replayed as the same ``NoScore``; any other exception is not remembered,

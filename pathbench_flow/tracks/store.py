@@ -1,6 +1,7 @@
-"""Track files: one Parquet table per track, variant and shard, and loading them into the memo.
+"""Track files: one Parquet table per track, variant and shard (or set), and loading them into
+the memo.
 
-Each utterance of the shard is one row: its audio digest (the memo key, see
+Each utterance of the shard or set is one row: its audio digest (the memo key, see
 :mod:`pathbench_flow.tracks`), the outcome, and one ``list<double>`` column per field of the track,
 which stores float64 values bit for bit. ``outcome`` is ``value``, ``no_score`` (the analysis
 raised ``NoScore``; ``status`` and ``reason`` say why) or ``exception`` (any other error, kept
@@ -88,7 +89,7 @@ def track_row(track: Track, utt_id: str, audio: np.ndarray, fs: int) -> dict[str
 def write_track(
     rows: Sequence[dict[str, Any]], path: str | Path, track: Track, variant: str
 ) -> None:
-    """Write one shard's rows of ``track`` (sorted by utt_id, deterministic)."""
+    """Write one shard's or set's rows of ``track`` (sorted by utt_id, deterministic)."""
     schema = track_schema(track)
     frame = pd.DataFrame(list(rows), columns=schema.names)
     settings = {"track": track.name, "settings": track.settings, "variant": variant}

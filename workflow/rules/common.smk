@@ -1,5 +1,6 @@
 import re
 from dataclasses import asdict
+from functools import cache
 from pathlib import Path
 
 from pathbench_flow import registry
@@ -133,12 +134,17 @@ def trim_tables(dataset, reference=False):
     if not NEEDS_TRIM:
         return []
     tables = [f"results/{dataset}/trim/{shard}.parquet" for shard in shards(dataset)]
-    if reference and reference_dir(dataset) is not None:
-        tables += [
-            f"results/{dataset}/reference/trim/{shard}.parquet"
-            for shard in reference_shards(dataset)
-        ]
-    return tables
+    return tables + (reference_trim_tables(dataset) if reference else [])
+
+
+def reference_trim_tables(dataset):
+    """Every fa_trim table of a dataset's reference set (none without one, or untrimmed)."""
+    if not NEEDS_TRIM or reference_dir(dataset) is None:
+        return []
+    return [
+        f"results/{dataset}/reference/trim/{shard}.parquet"
+        for shard in reference_shards(dataset)
+    ]
 
 
 def shard_trim(wildcards):
@@ -164,14 +170,56 @@ def shard_rows(wildcards):
     return f"results/{wildcards.dataset}/shards/{wildcards.shard}.parquet"
 
 
+def shard_files(dataset, shard_names, suffix, reference=False):
+    """Files the shard checkpoint writes for shards of a dataset (or of its reference set):
+    ``<shard>.<suffix>`` under ``shards/``."""
+    root = f"results/{dataset}/reference" if reference else f"results/{dataset}"
+    return [f"{root}/shards/{shard}.{suffix}" for shard in shard_names]
+
+
+def shard_slices(dataset, reference=False):
+    """The manifest rows of every shard of a dataset (or of its reference set)."""
+    names = reference_shards(dataset) if reference else shards(dataset)
+    return shard_files(dataset, names, "parquet", reference)
+
+
+def shard_numbers(dataset):
+    """The shards the shard checkpoint (shards.smk) writes for ``dataset``: its test set's and
+    its reference set's (none without one), in the order of its outputs."""
+    return {
+        "shards": [int(shard) for shard in shards(dataset)],
+        "reference_shards": [int(shard) for shard in reference_shards(dataset)],
+    }
+
+
+@cache
+def all_shard_files(suffix, reference=False):
+    """The shard checkpoint's ``<shard>.<suffix>`` files of every dataset (or reference set)."""
+    return [
+        path
+        for dataset in DATASETS
+        for path in shard_files(
+            dataset,
+            reference_shards(dataset) if reference else shards(dataset),
+            suffix,
+            reference,
+        )
+    ]
+
+
 def _shard_plan(dataset, shard, reference=False):
-    """The audio plan a shard checkpoint wrote (its jobs' audio inputs are read from it)."""
-    stage = (
-        checkpoints.shard_reference_manifest
-        if reference
-        else checkpoints.shard_manifest
+    """The audio plan the shard checkpoint wrote for a shard (its jobs' audio inputs are read
+    from it), once the checkpoint has run."""
+    written = checkpoints.shard_manifest.get().output
+    # Snakemake's files for the declared paths (storage-mapped ones too), in declared order.
+    plans = dict(
+        zip(
+            all_shard_files("json", reference),
+            written.reference_audio if reference else written.audio,
+            strict=True,
+        )
     )
-    plan = stage.get(dataset=dataset, shard=shard).output.audio
+    plan = plans[shard_files(dataset, [shard], "json", reference)[0]]
     # Opened through Snakemake, which fetches it first when it lives in a storage provider.
     with plan.open():
         return plan
@@ -186,13 +234,22 @@ def reference_shard_audio_files(wildcards):
     return shard_audio(_shard_plan(wildcards.dataset, wildcards.shard, reference=True))
 
 
+def reference_job_rows(wildcards):
+    """The test-set rows a reference job reads: its shard's and, for ``all`` references, every
+    row sharing a text with them (other speakers' recordings are references too). ``control``
+    references all come from the reference set, so a job of theirs reads its own rows only,
+    which an edit in another shard leaves unchanged."""
+    folder = f"results/{wildcards.dataset}/shards/{wildcards.shard}"
+    return (
+        f"{folder}.related.parquet"
+        if wildcards.reftype == "all"
+        else f"{folder}.parquet"
+    )
+
+
 def reference_trims(wildcards):
     """The trim tables a reference measure's fa variant reads: its shard's and its references'
-    (none for the raw variant).
-
-    Asking for every checkpoint these come from makes Snakemake decide this job only once all
-    of them are done, when it knows which trimming jobs really rerun.
-    """
+    (none for the raw variant)."""
     if wildcards.variant != "fa":
         return []
     dataset = wildcards.dataset
@@ -204,17 +261,11 @@ def reference_trims(wildcards):
 
 def _reference_job_shards(wildcards):
     """The test-set and reference-set shards holding a reference job's utterances and their
-    references, once their checkpoints are done."""
-    dataset = wildcards.dataset
-    plan = _shard_plan(dataset, wildcards.shard)
+    references (read from its shard's plan)."""
+    plan = _shard_plan(wildcards.dataset, wildcards.shard)
     own, others = reference_shard_numbers(plan, wildcards.reftype)
     own_shards = sorted({wildcards.shard, *(f"{s:04d}" for s in own)})
-    other_shards = [f"{s:04d}" for s in others]
-    for shard in own_shards:
-        _shard_plan(dataset, shard)
-    for shard in other_shards:
-        _shard_plan(dataset, shard, reference=True)
-    return own_shards, other_shards
+    return own_shards, [f"{s:04d}" for s in others]
 
 
 def scored_reference_audio(wildcards):
@@ -225,12 +276,24 @@ def scored_reference_audio(wildcards):
 
 
 def dataset_audio_files(wildcards):
-    """All audio of a dataset (speaker-level evaluators read every utterance)."""
+    """All audio of a dataset (speaker-level evaluators and set tracks read every utterance)."""
     return sorted(
         {
             path
             for shard in shards(wildcards.dataset)
             for path in shard_audio(_shard_plan(wildcards.dataset, shard))
+        }
+    )
+
+
+def reference_audio_files(wildcards):
+    """All audio of a dataset's reference set (its set tracks read every utterance)."""
+    dataset = wildcards.dataset
+    return sorted(
+        {
+            path
+            for shard in reference_shards(dataset)
+            for path in shard_audio(_shard_plan(dataset, shard, reference=True))
         }
     )
 
@@ -245,11 +308,13 @@ def reference_manifest(dataset):
     return [f"results/{dataset}/reference/manifest.parquet"]
 
 
+@cache
 def _directory_shards(directory):
     """Shards planned from utt2spk's line count, so a dry run already shows every job.
 
     A directory the workflow generates has no utt2spk before its rule runs; its size is known
-    from the config.
+    from the config, the same before and after. Counted once per process: input functions
+    ask for it thousands of times a run.
     """
     if FACTS.has(directory, "utt2spk"):
         n = FACTS.utterances(directory)
@@ -273,6 +338,9 @@ def shards(name):
 
 
 def reference_shards(name):
+    """Shards of a dataset's reference set (none without one)."""
+    if reference_dir(name) is None:
+        return []
     return [f"{i:04d}" for i in range(n_reference_shards(name))]
 
 
@@ -354,17 +422,53 @@ def speaker_tracks(wildcards):
     return track_files(dataset, evaluator_tracks(name), variants(name), shards(dataset))
 
 
+def set_track(name):
+    """Whether the reference-audio measures read track ``name`` from one file per set (test or
+    reference) and variant rather than per shard: every analysis that runs no model.
+
+    Each reference job compares its utterances with recordings of nearly every shard, so
+    per-shard files would cost a job per shard and spare no rerun, while analysing a whole set
+    again after an edit takes seconds. A model's outputs stay per shard: a set would take it
+    minutes to hours.
+    """
+    return not planned_track(name).track.runs_model
+
+
+def _set_track_sets(wildcards):
+    """The sets whose set tracks a reference job reads: the reference set (when there is one)
+    and, for ``all`` references, the test set. A ``control`` job analyses its own utterances
+    itself (a few ms each), so that an edit in another shard leaves it alone."""
+    if not any(set_track(name) for name in evaluator_tracks(wildcards.evaluator)):
+        return ()
+    tests = ("test",) if wildcards.reftype == "all" else ()
+    return tests + (("reference",) if reference_dir(wildcards.dataset) else ())
+
+
+def set_track_files(dataset, names, track_variants, sets):
+    """Set-track files of ``names`` for the test and/or reference set (``sets``)."""
+    roots = {"test": f"results/{dataset}", "reference": f"results/{dataset}/reference"}
+    return [
+        f"{roots[which]}/tracks/{track}/{variant}.parquet"
+        for track in names
+        for variant in track_variants
+        for which in sets
+    ]
+
+
 def reference_tracks(wildcards):
-    """The track files of a reference-scoring job: of the test and reference shards holding
-    its utterances and their references, in its variant."""
+    """The track files of a reference-scoring job, in its variant: the set tracks it reads,
+    and the model tracks of the test and reference shards holding its utterances and their
+    references."""
     names = evaluator_tracks(wildcards.evaluator)
-    if not names:
-        return []
-    own_shards, other_shards = _reference_job_shards(wildcards)
     dataset, variant = wildcards.dataset, [wildcards.variant]
-    return track_files(dataset, names, variant, own_shards) + track_files(
-        dataset, names, variant, other_shards, reference=True
-    )
+    whole = [name for name in names if set_track(name)]
+    files = set_track_files(dataset, whole, variant, _set_track_sets(wildcards))
+    per_shard = [name for name in names if not set_track(name)]
+    if per_shard:
+        own_shards, other_shards = _reference_job_shards(wildcards)
+        files += track_files(dataset, per_shard, variant, own_shards)
+        files += track_files(dataset, per_shard, variant, other_shards, reference=True)
+    return files
 
 
 def openset_tracks(wildcards):
@@ -380,23 +484,30 @@ def planned_tracks(dataset):
     """Every track file some configured consumer of ``dataset`` reads."""
     files = {
         path
-        for name in UTTERANCE_EVALUATORS + SPEAKER_EVALUATORS + REFERENCE_EVALUATORS
+        for name in UTTERANCE_EVALUATORS + SPEAKER_EVALUATORS
         for path in track_files(
             dataset, evaluator_tracks(name), variants(name), shards(dataset)
         )
     }
-    if reference_dir(dataset) is not None:
-        files.update(
-            path
-            for name in REFERENCE_EVALUATORS
-            for path in track_files(
-                dataset,
-                evaluator_tracks(name),
-                variants(name),
-                reference_shards(dataset),
-                reference=True,
+    has_reference = reference_dir(dataset) is not None
+    sets = ("test",) if "all" in REFERENCE_TYPES else ()
+    sets += ("reference",) if has_reference else ()
+    for name in REFERENCE_EVALUATORS:
+        names = evaluator_tracks(name)
+        whole = [track for track in names if set_track(track)]
+        per_shard = [track for track in names if not set_track(track)]
+        files.update(set_track_files(dataset, whole, variants(name), sets))
+        files.update(track_files(dataset, per_shard, variants(name), shards(dataset)))
+        if has_reference:
+            files.update(
+                track_files(
+                    dataset,
+                    per_shard,
+                    variants(name),
+                    reference_shards(dataset),
+                    reference=True,
+                )
             )
-        )
     if OPENSET_ENABLED:
         files.update(
             track_files(

@@ -26,9 +26,12 @@ rule score_utterances:
         "../scripts/score_utterances.py"
 
 
+# Every shard's rows rather than the manifest: read from the shard checkpoint, the job is
+# decided again after it, so a rewrite that changed no slice (an edit in the reference set)
+# leaves it alone.
 rule score_speakers:
     input:
-        manifest="results/{dataset}/manifest.parquet",
+        manifest=lambda wc: shard_slices(wc.dataset),
         trims=speaker_trims,
         audio=dataset_audio_files,
         tracks=speaker_tracks,
@@ -52,9 +55,11 @@ rule score_speakers:
         "../scripts/score_speakers.py"
 
 
+# Per shard, variant and reference type. Its utterances' references come from every shard of
+# a set, so it reads set tracks (tracks.smk).
 rule score_reference:
     input:
-        manifest="results/{dataset}/shards/{shard}.related.parquet",
+        manifest=reference_job_rows,
         reference="results/{dataset}/shards/{shard}.reference_related.parquet",
         trims=reference_trims,
         audio=scored_reference_audio,

@@ -1,56 +1,39 @@
 localrules:
     shard_manifest,
-    shard_reference_manifest,
 
 
-# One shard's manifest rows, the rows its references can come from, and the audio its jobs
-# read. Per-shard jobs take these as inputs instead of the whole manifests and the whole
-# corpus, so a changed wav reruns only the jobs that read it; rewriting an unchanged slice
-# reruns nothing (Snakemake compares checksums). Checkpoints: the audio lists become job
-# inputs once they are written.
+# Per shard of every dataset and of its reference set: its manifest rows, the rows its
+# references can come from, and the audio its jobs read. Per-shard jobs take these as inputs
+# instead of the whole manifests and the whole corpus, so a changed wav reruns only the jobs
+# that read it; rewriting an unchanged slice reruns nothing (Snakemake compares checksums). A
+# checkpoint: the audio lists become job inputs once they are written. One job for all of them,
+# with no wildcard (its number of outputs is every dataset's number of shards): after each
+# checkpoint job Snakemake decides again every job that reads its outputs, over the whole DAG,
+# so a checkpoint per shard cost one such pass per shard, and a job decided after one shard's
+# pass but before another's could keep a stale decision to rerun (stages/shards.py).
 checkpoint shard_manifest:
     input:
-        manifest="results/{dataset}/manifest.parquet",
-        reference=lambda wc: reference_manifest(wc.dataset),
+        manifests=[f"results/{dataset}/manifest.parquet" for dataset in DATASETS],
+        references=[
+            path for dataset in DATASETS for path in reference_manifest(dataset)
+        ],
     output:
-        rows="results/{dataset}/shards/{shard}.parquet",
-        related="results/{dataset}/shards/{shard}.related.parquet",
-        reference_related="results/{dataset}/shards/{shard}.reference_related.parquet",
-        audio="results/{dataset}/shards/{shard}.json",
+        rows=all_shard_files("parquet"),
+        related=all_shard_files("related.parquet"),
+        reference_related=all_shard_files("reference_related.parquet"),
+        audio=all_shard_files("json"),
+        reference_rows=all_shard_files("parquet", reference=True),
+        reference_audio=all_shard_files("json", reference=True),
     log:
-        "logs/{dataset}/shard_manifest/{shard}.log",
+        "logs/shard_manifest.log",
     conda:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
         **RESOURCES["shard_manifest"],
     params:
-        shard=lambda wc: int(wc.shard),
+        datasets=[shard_numbers(dataset) for dataset in DATASETS],
         reference_types=REFERENCE_TYPES if REFERENCE_EVALUATORS else [],
-        version=VERSION,
-    script:
-        "../scripts/shard_manifest.py"
-
-
-# Spelled out, not `use rule shard_manifest as ...`: Snakemake 9 derives a plain rule from a
-# checkpoint, and the audio lists of reference shards must stay checkpoint outputs.
-checkpoint shard_reference_manifest:
-    input:
-        manifest="results/{dataset}/reference/manifest.parquet",
-        reference=[],
-    output:
-        rows="results/{dataset}/reference/shards/{shard}.parquet",
-        audio="results/{dataset}/reference/shards/{shard}.json",
-    log:
-        "logs/{dataset}/shard_reference_manifest/{shard}.log",
-    conda:
-        "../envs/pathbench.yaml"
-    threads: 1
-    resources:
-        **RESOURCES["shard_manifest"],
-    params:
-        shard=lambda wc: int(wc.shard),
-        reference_types=[],
         version=VERSION,
     script:
         "../scripts/shard_manifest.py"

@@ -4,7 +4,7 @@
 # model's outputs (model tracks) only for the utterances of the languages their readers score.
 rule compute_track:
     input:
-        manifest=shard_rows,
+        manifests=lambda wc: [shard_rows(wc)],
         trims=lambda wc: shard_trim(wc) if wc.variant == "fa" else [],
         audio=shard_audio_files,
     output:
@@ -30,10 +30,10 @@ rule compute_track:
         "../scripts/compute_track.py"
 
 
-# The same tracks of a reference set's shards (read by the reference-audio measures).
+# The same tracks of a reference set's shards (model tracks of the reference-audio measures).
 use rule compute_track as compute_reference_track with:
     input:
-        manifest="results/{dataset}/reference/shards/{shard}.parquet",
+        manifests=["results/{dataset}/reference/shards/{shard}.parquet"],
         trims=lambda wc: (
             [f"results/{wc.dataset}/reference/trim/{wc.shard}.parquet"]
             if wc.variant == "fa"
@@ -44,3 +44,28 @@ use rule compute_track as compute_reference_track with:
         "results/{dataset}/reference/tracks/{track}/{variant}/{shard}.parquet",
     log:
         "logs/{dataset}/compute_reference_track/{track}/{variant}/{shard}.log",
+
+
+# A track of a whole set, test or reference, in one variant: what the reference-audio measures
+# read, since each of their jobs compares its utterances with recordings of every shard. One
+# job per track, variant and set instead of one per shard (common.smk, set_track).
+use rule compute_track as compute_set_track with:
+    input:
+        manifests=lambda wc: shard_slices(wc.dataset),
+        trims=lambda wc: trim_tables(wc.dataset) if wc.variant == "fa" else [],
+        audio=dataset_audio_files,
+    output:
+        "results/{dataset}/tracks/{track}/{variant}.parquet",
+    log:
+        "logs/{dataset}/compute_set_track/{track}/{variant}.log",
+
+
+use rule compute_track as compute_reference_set_track with:
+    input:
+        manifests=lambda wc: shard_slices(wc.dataset, reference=True),
+        trims=lambda wc: reference_trim_tables(wc.dataset) if wc.variant == "fa" else [],
+        audio=reference_audio_files,
+    output:
+        "results/{dataset}/reference/tracks/{track}/{variant}.parquet",
+    log:
+        "logs/{dataset}/compute_reference_set_track/{track}/{variant}.log",

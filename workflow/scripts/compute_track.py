@@ -11,8 +11,7 @@ from pathbench_flow import tracks
 from pathbench_flow.stages.tracks import compute_track
 
 compute_track(
-    snakemake.input.manifest,
-    int(snakemake.wildcards.shard),
+    list(snakemake.input.manifests),
     tracks.Track(**snakemake.params.track),
     snakemake.wildcards.variant,
     snakemake.output[0],

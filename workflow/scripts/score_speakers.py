@@ -11,7 +11,7 @@ from pathbench_flow import tracks
 from pathbench_flow.stages.score import score_speakers
 
 score_speakers(
-    snakemake.input.manifest,
+    list(snakemake.input.manifest),
     snakemake.wildcards.evaluator,
     snakemake.output[0],
     options=snakemake.params.options,

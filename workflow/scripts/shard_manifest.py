@@ -5,9 +5,9 @@ sys.stderr = open(snakemake.log[0], "w")
 from pathbench_flow.stages.shards import shard_manifest
 
 shard_manifest(
-    snakemake.input.manifest,
-    snakemake.params.shard,
-    dict(snakemake.output.items()),
-    reference_manifest_path=next(iter(snakemake.input.reference), None),
+    snakemake.params.datasets,
+    snakemake.input.manifests,
+    snakemake.input.references,
+    {name: list(paths) for name, paths in snakemake.output.items()},
     reference_types=snakemake.params.reference_types,
 )
