@@ -9,7 +9,9 @@ of the dataset is there. A job script therefore calls :func:`stage` with its inp
 few places that open dataset files (audio loading, Kaldi tables, recording checks) open
 :func:`located` of the logical path: the staged copy, or, when Snakemake handed the path
 unchanged (a shared file system), the path itself. A path that is not among the job's inputs is
-refused, so a job can never read a file its rule does not declare.
+refused, so a job can never read a file its rule does not declare. On a shared file system
+(:func:`stage_job`) nothing is staged and the datasets are read in place: there the jobs do not
+declare the audio the manifest's digests already stand for (``AUDIO_DECLARED``, staging.smk).
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
+
+FACTS_KEY = "pathbench_dataset_facts"
+"""The config key of the dataset facts a run with a storage provider ships to its jobs
+(:mod:`pathbench_flow.data.facts`); its presence in a job's config marks a staged job."""
 
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
@@ -83,6 +90,14 @@ def stage(inputs: Iterable[str | Path]) -> None:
     only dataset files this process opens."""
     global _staged
     _staged = StagedInputs(inputs)
+
+
+def stage_job(job: Any) -> None:
+    """:func:`stage` a Snakemake job's inputs (``job``: a script's ``snakemake`` object) when it
+    runs where only they are: with a storage provider, whose config carries the shipped
+    dataset facts (staging.smk)."""
+    if FACTS_KEY in job.config:
+        stage(job.input)
 
 
 def located(path: str | Path) -> Path:

@@ -17,9 +17,9 @@ from typing import Any
 
 from pathbench_flow.data.manifest import count_utterances
 from pathbench_flow.data.shard_plan import listed_audio
+from pathbench_flow.staging import FACTS_KEY
 
-FACTS_KEY = "pathbench_dataset_facts"
-"""The config key the shipped facts are loaded under (a config file of their own)."""
+__all__ = ["FACTS_KEY", "DatasetFacts", "directory_facts", "gather"]
 
 
 def directory_facts(directory: str | Path, names: Iterable[str]) -> dict[str, Any]:

@@ -2,7 +2,7 @@ rule openset_features:
     input:
         manifest=shard_rows,
         trims=shard_trim,
-        audio=shard_audio_files,
+        audio=declared_audio(shard_audio_files),
         tracks=openset_tracks,
     output:
         "results/{dataset}/openset/features/{shard}.parquet",

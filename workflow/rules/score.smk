@@ -2,7 +2,7 @@ rule score_utterances:
     input:
         manifest=shard_rows,
         trims=utterance_trims,
-        audio=shard_audio_files,
+        audio=declared_audio(shard_audio_files),
         tracks=utterance_tracks,
         dataset=context_files,
     output:
@@ -33,7 +33,7 @@ rule score_speakers:
     input:
         manifest=lambda wc: shard_slices(wc.dataset),
         trims=speaker_trims,
-        audio=dataset_audio_files,
+        audio=declared_audio(dataset_audio_files),
         tracks=speaker_tracks,
     output:
         "results/{dataset}/speaker_scores/{evaluator}.parquet",
@@ -62,7 +62,7 @@ rule score_reference:
         manifest=reference_job_rows,
         reference="results/{dataset}/shards/{shard}.reference_related.parquet",
         trims=reference_trims,
-        audio=scored_reference_audio,
+        audio=declared_audio(scored_reference_audio),
         tracks=reference_tracks,
     output:
         "results/{dataset}/reference_scores/{evaluator}/{variant}/{reftype}/{shard}.parquet",

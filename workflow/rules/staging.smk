@@ -31,6 +31,24 @@ if workflow.storage_settings.default_storage_provider is not None:
 # (demo.smk): always read where they are.
 FACTS = DatasetFacts(config.get(FACTS_KEY), read_from_disk=is_generated)
 
+# Whether the jobs that read audio list it among their inputs. Staged jobs must, to get it.
+# On a shared file system, validation has read every byte and put each recording's SHA-256 in
+# the manifest, so an edited recording changes the rows of its shard and reruns exactly the
+# jobs that read it; listing the audio as well would only make Snakemake stat every file of
+# every waiting job at each job selection (tens of thousands per selection on a UASpeech-sized
+# corpus). Without audio checks the manifest has no digests, and the audio stays listed.
+AUDIO_DECLARED = FACTS_KEY in config or not config["validation"]["check_audio"]
+
+
+def declared_audio(files):
+    """The input function ``files``, or none where the jobs need not declare their audio
+    (AUDIO_DECLARED)."""
+
+    def audio(wildcards):
+        return files(wildcards) if AUDIO_DECLARED else []
+
+    return audio
+
 
 def test_set_hashes(wildcards):
     """The test set's wav_hash.scp, which a reference set's validation compares with."""

@@ -6,7 +6,7 @@ rule compute_track:
     input:
         manifests=lambda wc: [shard_rows(wc)],
         trims=lambda wc: shard_trim(wc) if wc.variant == "fa" else [],
-        audio=shard_audio_files,
+        audio=declared_audio(shard_audio_files),
     output:
         "results/{dataset}/tracks/{track}/{variant}/{shard}.parquet",
     log:
@@ -39,7 +39,7 @@ use rule compute_track as compute_reference_track with:
             if wc.variant == "fa"
             else []
         ),
-        audio=reference_shard_audio_files,
+        audio=declared_audio(reference_shard_audio_files),
     output:
         "results/{dataset}/reference/tracks/{track}/{variant}/{shard}.parquet",
     log:
@@ -53,7 +53,7 @@ use rule compute_track as compute_set_track with:
     input:
         manifests=lambda wc: shard_slices(wc.dataset),
         trims=lambda wc: trim_tables(wc.dataset) if wc.variant == "fa" else [],
-        audio=dataset_audio_files,
+        audio=declared_audio(dataset_audio_files),
     output:
         "results/{dataset}/tracks/{track}/{variant}.parquet",
     log:
@@ -64,7 +64,7 @@ use rule compute_track as compute_reference_set_track with:
     input:
         manifests=lambda wc: shard_slices(wc.dataset, reference=True),
         trims=lambda wc: reference_trim_tables(wc.dataset) if wc.variant == "fa" else [],
-        audio=reference_audio_files,
+        audio=declared_audio(reference_audio_files),
     output:
         "results/{dataset}/reference/tracks/{track}/{variant}.parquet",
     log:

@@ -1,7 +1,7 @@
 rule fa_trim:
     input:
         manifest=shard_rows,
-        audio=shard_audio_files,
+        audio=declared_audio(shard_audio_files),
     output:
         "results/{dataset}/trim/{shard}.parquet",
     log:
@@ -26,7 +26,7 @@ rule fa_trim:
 use rule fa_trim as fa_trim_reference with:
     input:
         manifest="results/{dataset}/reference/shards/{shard}.parquet",
-        audio=reference_shard_audio_files,
+        audio=declared_audio(reference_shard_audio_files),
     output:
         "results/{dataset}/reference/trim/{shard}.parquet",
     log:

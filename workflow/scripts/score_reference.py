@@ -2,10 +2,10 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench_flow.staging import stage
+from pathbench_flow.staging import stage_job
 
-# Dataset files are opened at their staged copies, and only those (pathbench_flow.staging).
-stage(snakemake.input)
+# Staged dataset files are opened at their copies, and only those (pathbench_flow.staging).
+stage_job(snakemake)
 
 from pathbench_flow import tracks
 from pathbench_flow.stages.score import score_reference

@@ -5,10 +5,10 @@ import sys
 console = sys.stderr
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench_flow.staging import stage
+from pathbench_flow.staging import stage_job
 
-# Dataset files are opened at their staged copies, and only those (pathbench_flow.staging).
-stage(snakemake.input)
+# Staged dataset files are opened at their copies, and only those (pathbench_flow.staging).
+stage_job(snakemake)
 
 from pathbench_flow.data.validation import DatasetError
 from pathbench_flow.stages.validate import failed_report_path, validate_dataset
