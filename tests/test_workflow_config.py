@@ -110,16 +110,39 @@ def test_config_problems_stop_before_any_job(workdir, change, expected):
     assert not (workdir / "results").exists()
 
 
-def _trim_inputs(plan: str) -> dict[str, list[str]]:
-    """Output file → the trim tables among its job's inputs, for every job of a dry run."""
+def _job_inputs(plan: str, kind: str) -> dict[str, list[str]]:
+    """Output file → the inputs of its job whose path contains ``kind``, for every job of a
+    dry run."""
     jobs = {}
     for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) )", plan):
         inputs = re.search(r"^    input: (.*)$", block, re.MULTILINE)
         outputs = re.search(r"^    output: (.*)$", block, re.MULTILINE)
-        trims = sorted(p for p in inputs.group(1).split(", ") if "/trim/" in p) if inputs else []
+        found = sorted(p for p in inputs.group(1).split(", ") if kind in p) if inputs else []
         for output in outputs.group(1).split(", ") if outputs else []:
-            jobs[output] = trims
+            jobs[output] = found
     return jobs
+
+
+def _trim_inputs(plan: str) -> dict[str, list[str]]:
+    """Output file → the trim tables among its job's inputs, for every job of a dry run."""
+    return _job_inputs(plan, "/trim/")
+
+
+@pytest.mark.parametrize("check_audio", [True, False])
+def test_jobs_list_their_audio_only_where_the_manifest_has_no_digests(workdir, check_audio):
+    """Validation always lists every recording. With audio checks the manifest holds each
+    recording's SHA-256, so the per-shard jobs read their shard's rows instead (no Snakemake stat
+    of every file at every job selection); without, they list the audio they open."""
+    config = USER_CONFIG | {"validation": {"check_audio": check_audio}, "shard_size": 4}
+    every = sorted(f"{DATASET}/{line.split()[1]}" for line in (REPO / DATASET / "wav.scp").open())
+    validation = _job_inputs(dry_run(workdir, config).stdout, ".wav")
+    assert validation["results/mine/manifest.parquet"] == every
+    snakemake(workdir, "--cores", "1", "--configfile", "my.yaml", "--until", "shard_manifest")
+    audio = _job_inputs(dry_run(workdir, config).stdout, ".wav")
+    first_shard = [path for path in every if "/F0" in path]  # F01 and F02: utterances 0-3
+    expected = [] if check_audio else first_shard
+    for output in ("scores/cpp/0000", "scores/wpm/0000", "trim/0000"):
+        assert audio[f"results/mine/{output}.parquet"] == expected, output
 
 
 def test_each_scoring_job_depends_only_on_the_trim_tables_it_reads(workdir):
