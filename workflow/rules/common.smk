@@ -455,6 +455,18 @@ def set_track_files(dataset, names, track_variants, sets):
     ]
 
 
+def set_track_variants(variants):
+    """The variants of the set tracks that reference jobs of ``variants`` read.
+
+    An ``fa`` job also analyses untrimmed audio: NAD scores a test utterance and all its
+    references untrimmed when one of them has no good trim, and a recording with an explicit
+    segment is compared as cut. Those analyses are the ``raw`` variant's, so the job reads its
+    file too rather than computing them again (on a UASpeech-sized corpus, a quarter of the
+    MFCCs of NAD's fa jobs).
+    """
+    return sorted({*variants, *(["raw"] if "fa" in variants else [])})
+
+
 def reference_tracks(wildcards):
     """The track files of a reference-scoring job, in its variant: the set tracks it reads,
     and the model tracks of the test and reference shards holding its utterances and their
@@ -462,7 +474,9 @@ def reference_tracks(wildcards):
     names = evaluator_tracks(wildcards.evaluator)
     dataset, variant = wildcards.dataset, [wildcards.variant]
     whole = [name for name in names if set_track(name)]
-    files = set_track_files(dataset, whole, variant, _set_track_sets(wildcards))
+    files = set_track_files(
+        dataset, whole, set_track_variants(variant), _set_track_sets(wildcards)
+    )
     per_shard = [name for name in names if not set_track(name)]
     if per_shard:
         own_shards, other_shards = _reference_job_shards(wildcards)
@@ -496,7 +510,9 @@ def planned_tracks(dataset):
         names = evaluator_tracks(name)
         whole = [track for track in names if set_track(track)]
         per_shard = [track for track in names if not set_track(track)]
-        files.update(set_track_files(dataset, whole, variants(name), sets))
+        files.update(
+            set_track_files(dataset, whole, set_track_variants(variants(name)), sets)
+        )
         files.update(track_files(dataset, per_shard, variants(name), shards(dataset)))
         if has_reference:
             files.update(
