@@ -2,14 +2,20 @@
 
 The corpus is synthesised with the demo generator, balanced like UASpeech word: 14
 pathological speakers with 2,170 utterances and 13 control speakers with 2,015 (155 isolated
-words of 1-2 s each). The default workflow (config/config.yaml, every evaluator, open-set
-evaluation on) then runs on it with ``--cores 2`` in a scratch copy, through a config file
-that is config/config.yaml with the UASpeech-shaped dataset paths, the shard size and the
-default evaluators (the schema's default list, what a user's own config gets when it names
-none; the demo config adds reference-audio and proxy measures on top). Recorded:
+words of 1-2 s each). The workflow then runs on it with ``--cores 2`` in a scratch copy, through
+a config file that is config/config.yaml (fa and raw variants, control and all references,
+open-set evaluation on) with the UASpeech-shaped dataset paths, the shard size and one of two
+evaluator lists:
+
+* ``default``: the schema's default list, what a user's own config gets when it names none;
+* ``full``: every measure that runs no model, i.e. the defaults plus ``p_estoi``, ``p_stoi``,
+  ``nad`` (MFCC features), ``wpm``, ``speech_rate`` and ``vsa_corners``.
+
+Recorded per run:
 
 * wall time of the ``snakemake`` process (parsing, DAG, all jobs, end);
-* CPU time of the whole run (user + system of snakemake and every job, from ``getrusage``);
+* CPU time of the whole run (user + system of snakemake and every job, from ``getrusage``),
+  and of the Snakemake process itself (scheduling: DAG updates, input functions, file stats);
 * per rule: number of jobs and the sum of their run times. A job's run time is its
   ``endtime - starttime`` from Snakemake's metadata (``.snakemake/metadata``, float seconds,
   recorded around the job's process), so it includes the per-job Python start-up. Every job
@@ -18,11 +24,15 @@ none; the demo config adds reference-audio and proxy measures on top). Recorded:
   were not running a job: start-up and DAG building, waits between jobs, and stretches where
   dependencies leave a core idle.
 
-Goals: at most 10 minutes wall time, scheduling overhead at most 5 % of it. The table is
+Goals: the full list in at most 10 minutes wall time with a scheduling overhead of at most 5 %,
+the default list in at most 5 minutes, and cost linear in the corpus size. The tables are
 printed and written to the scale section of benchmarks/README.md.
 
-Run: ``python benchmarks/scale.py`` (``--help`` for options). The corpus is kept in the
-scratch directory and reused by later runs with the same shape.
+Run: ``python benchmarks/scale.py`` (both lists at UASpeech's size; ``--help`` for options).
+``--size 0.5`` runs half the words per speaker (a quicker check), ``--linearity`` runs half,
+once and twice the words per speaker (78, 155 and 310 words: UASpeech's 155 and, past them,
+their plurals, so that no text gains readers) and writes the linearity table. Corpora are kept
+in the scratch directory and reused by later runs with the same shape.
 """
 
 from __future__ import annotations
@@ -49,7 +59,7 @@ from pathlib import Path
 
 import yaml
 
-from pathbench_flow.demo.corpus import make_demo
+from pathbench_flow.demo.corpus import WORDS, make_demo
 from pathbench_flow.seeds import DEMO_SEED
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,13 +71,22 @@ from pathbench_flow.testing.workflow_run import (  # noqa: E402  (the tests' hel
 README = REPO / "benchmarks" / "README.md"
 SECTION_START = "<!-- scale-benchmark:start -->"
 SECTION_END = "<!-- scale-benchmark:end -->"
+LINEARITY_START = "<!-- scale-linearity:start -->"
+LINEARITY_END = "<!-- scale-linearity:end -->"
 
-SHAPE = {"n_pathological": 14, "n_control": 13, "n_utterances": 155, "word_mode": True}
-EXPECTED = {"pathological": 2170, "control": 2015}
-GOAL_WALL_S = 600.0
+SPEAKERS = {"n_pathological": 14, "n_control": 13}
+UASPEECH_WORDS = len(WORDS)
+"""Words per speaker at size 1: UASpeech's 155 (digits, radio alphabet, commands, common)."""
+FULL_EXTRA = ("p_estoi", "p_stoi", "nad", "wpm", "speech_rate", "vsa_corners")
+"""What the full list adds to the defaults: every other measure that runs no model."""
+FULL_OPTIONS = {"nad": {"features": "mfcc"}}
+LISTS = ("full", "default")
+GOAL_WALL_S = {"full": 600.0, "default": 300.0}
 GOAL_OVERHEAD = 0.05
+LINEARITY_SIZES = (0.5, 1.0, 2.0)
 _FINISHED = re.compile(r"^Finished jobid: \d+ \(Rule: (\w+)\)$", re.M)
 _STATS_ROW = re.compile(r"^(\w+)\s+(\d+)$", re.M)
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -93,6 +112,13 @@ class Result:
     evaluator_times: dict[str, RuleTime] = field(default_factory=dict)
     load: tuple[float, float] | None = None
     """1-minute load average before and after the run (other work on the machine)."""
+    evaluators: str = "default"
+    """Which list ran (:data:`LISTS`)."""
+    size: float = 1.0
+    words: int = UASPEECH_WORDS
+    utterances: int = 0
+    snakemake_cpu_s: float | None = None
+    """CPU time of the Snakemake process itself (sampled until it exits; without its jobs)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)
@@ -117,6 +143,21 @@ class Result:
     def overhead_s(self) -> float:
         return self.wall_s - self.job_seconds / self.cores
 
+    @property
+    def complete(self) -> bool:
+        return self.stopped_after is None and self.returncode == 0
+
+    def goals(self) -> dict[str, bool]:
+        """Each goal of this list and whether the run met it (a stopped or failed run meets
+        none)."""
+        wall = GOAL_WALL_S[self.evaluators]
+        met = {f"wall time <= {wall / 60:.0f} min": self.complete and self.wall_s <= wall}
+        if self.evaluators == "full":
+            met["scheduling overhead <= 5 %"] = (
+                self.complete and self.overhead_s <= GOAL_OVERHEAD * self.wall_s
+            )
+        return met
+
     def projected(self, rule: str) -> float | None:
         """Sum of run times of all planned jobs of a rule, from the mean of those that ran."""
         t = self.rule_times.get(rule)
@@ -124,20 +165,41 @@ class Result:
         return None if t is None else n * t.seconds / t.jobs
 
 
-def corpus(scratch: Path, seed: int) -> tuple[Path, float]:
-    """The UASpeech-shaped corpus (generated unless an identical one is there); seconds spent."""
-    out = scratch / "corpus"
-    marker = scratch / "corpus.json"
-    wanted = {**SHAPE, "seed": seed}
+def words_per_speaker(size: float) -> int:
+    """Words each speaker says at ``size`` times UASpeech's corpus."""
+    n = round(UASPEECH_WORDS * size)
+    if not 1 <= n <= 2 * UASPEECH_WORDS:
+        raise SystemExit(f"--size {size}: 1 to {2 * UASPEECH_WORDS} words per speaker, got {n}")
+    return n
+
+
+def texts(n_words: int) -> list[str]:
+    """``n_words`` distinct isolated words: UASpeech's, then their plurals. Distinct, so a
+    larger corpus has more texts rather than more readers per text, and each utterance keeps
+    its number of references (a reference measure compares it with every other speaker's
+    recording of its text)."""
+    return [*WORDS, *(f"{word}s" for word in WORDS)][:n_words]
+
+
+def corpus(scratch: Path, seed: int, n_words: int) -> tuple[Path, float]:
+    """The UASpeech-shaped corpus of ``n_words`` words per speaker (generated unless an
+    identical one is there); seconds spent."""
+    out = scratch / f"corpus-{n_words}"
+    marker = scratch / f"corpus-{n_words}.json"
+    wanted = {**SPEAKERS, "n_utterances": n_words, "word_mode": True, "seed": seed}
     if out.is_dir() and marker.is_file() and json.loads(marker.read_text()) == wanted:
         return out, 0.0
     started = time.perf_counter()
-    make_demo(out, seed=seed, **SHAPE)
+    make_demo(
+        out, seed=seed, texts=texts(n_words), **{k: v for k, v in wanted.items() if k != "seed"}
+    )
     spent = time.perf_counter() - started
-    for subset, count in EXPECTED.items():
+    for subset, speakers in (("pathological", "n_pathological"), ("control", "n_control")):
         lines = (out / subset / "utt2spk").read_text().splitlines()
-        if len(lines) != count:
-            raise SystemExit(f"{subset}: {len(lines)} utterances, expected {count}")
+        if len(lines) != SPEAKERS[speakers] * n_words:
+            raise SystemExit(
+                f"{subset}: {len(lines)} utterances, expected {SPEAKERS[speakers] * n_words}"
+            )
     marker.write_text(json.dumps(wanted))
     return out, spent
 
@@ -148,13 +210,23 @@ def default_evaluators() -> list[str]:
     return list(schema["properties"]["evaluators"]["default"])
 
 
-def prepare_workflow(scratch: Path, corpus_dir: Path, shard_size: int) -> tuple[Path, Path]:
+def evaluator_list(name: str) -> tuple[list[str], dict[str, dict]]:
+    """The evaluators of list ``name`` and their options."""
+    defaults = default_evaluators()
+    if name == "default":
+        return defaults, {}
+    return [*defaults, *(e for e in FULL_EXTRA if e not in defaults)], FULL_OPTIONS
+
+
+def prepare_workflow(
+    scratch: Path, corpus_dir: Path, shard_size: int, evaluators: str
+) -> tuple[Path, Path]:
     """A fresh copy of the workflow and the benchmark's config file; (workdir, config path).
 
     The copy's config/config.yaml is replaced by the benchmark config as well: Snakemake merges
     --configfile into the Snakefile's configfile key by key, which would keep the demo dataset.
     """
-    workdir = scratch / "workflow"
+    workdir = scratch / f"workflow-{evaluators}"
     if workdir.exists():
         shutil.rmtree(workdir)
     copy_workflow(workdir)
@@ -166,16 +238,16 @@ def prepare_workflow(scratch: Path, corpus_dir: Path, shard_size: int) -> tuple[
         }
     }
     config["shard_size"] = shard_size
-    config["evaluators"] = default_evaluators()
+    config["evaluators"], options = evaluator_list(evaluators)
     config["evaluator_options"] = {
-        name: options
-        for name, options in config.get("evaluator_options", {}).items()
-        if name in config["evaluators"]
+        name: options.get(name, config.get("evaluator_options", {}).get(name, {}))
+        for name in config["evaluators"]
+        if name in options or name in config.get("evaluator_options", {})
     }
     config_path = workdir / "config" / "config.yaml"
     header = (
         "# Written by benchmarks/scale.py: config/config.yaml with the UASpeech-shaped "
-        "corpus, its shard size and the default evaluators.\n"
+        f"corpus, its shard size and the {evaluators} evaluator list.\n"
     )
     config_path.write_text(header + yaml.safe_dump(config, sort_keys=False))
     return workdir, config_path
@@ -276,21 +348,54 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
+def _process_cpu(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` so far (None once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def _wait(process: subprocess.Popen, timeout: float | None) -> tuple[int, float | None]:
+    """Wait for the run, sampling the Snakemake process's own CPU time until it exits;
+    (exit code, CPU seconds of its last sample, at most half a second before its end).
+
+    Raises:
+        subprocess.TimeoutExpired: after ``timeout`` seconds.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    own = None
+    while process.poll() is None:
+        own = _process_cpu(process.pid) or own
+        if deadline is not None and time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(process.args, timeout)
+        time.sleep(0.5)
+    return process.returncode, own
+
+
 def run(
-    workdir: Path, config_path: Path, cores: int, shard_size: int, timeout: float | None
+    workdir: Path,
+    config_path: Path,
+    cores: int,
+    shard_size: int,
+    timeout: float | None,
+    evaluators: str,
+    size: float,
 ) -> Result:
+    n_words = words_per_speaker(size)
     planned = planned_jobs(workdir, config_path)
     load_before = os.getloadavg()[0]
     log_path = workdir / "snakemake.out"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started_epoch = time.time()
     started = time.perf_counter()
-    stopped_after = None
+    stopped_after = own_cpu = None
     with open(log_path, "w") as log:
         config = str(config_path.relative_to(workdir))
         process = start_snakemake(workdir, log, "--cores", str(cores), "--configfile", config)
         try:
-            returncode = process.wait(timeout=timeout)
+            returncode, own_cpu = _wait(process, timeout)
         except subprocess.TimeoutExpired:
             stopped_after = time.perf_counter() - started
             _stop(process)
@@ -321,11 +426,20 @@ def run(
         stopped_after,
         evaluator_times,
         (load_before, load_after),
+        evaluators,
+        size,
+        n_words,
+        n_words * sum(SPEAKERS.values()),
+        own_cpu,
     )
 
 
 def _minutes(seconds: float) -> str:
     return f"{seconds:.0f} s ({seconds / 60:.1f} min)"
+
+
+def _optional_s(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.1f} s"
 
 
 def _time_rows(times: dict[str, RuleTime], total: float) -> list[str]:
@@ -376,12 +490,16 @@ def table(result: Result) -> str:
     ]
     overhead = result.overhead_s
     share = overhead / result.wall_s
+    goal = GOAL_WALL_S[result.evaluators] / 60
     if result.stopped_after is not None:
         wall_label = f"wall time (stopped after {result.stopped_after:.0f} s; goal: missed)"
     else:
-        wall_ok = "met" if result.wall_s <= GOAL_WALL_S else "missed"
-        wall_label = f"wall time (goal <= 10 min: {wall_ok})"
+        wall_ok = "met" if result.wall_s <= goal * 60 else "missed"
+        wall_label = f"wall time (goal <= {goal:.0f} min: {wall_ok})"
     over_ok = "met" if share <= GOAL_OVERHEAD else "missed"
+    over_label = (
+        f"goal <= 5 %: {over_ok}" if result.evaluators == "full" else "goal for the full list"
+    )
     startup = result.startup_s
     totals = [
         "| total | value |",
@@ -395,9 +513,11 @@ def table(result: Result) -> str:
         f"| sum of job run times | {_minutes(result.job_seconds)} |",
         f"| sum of job run times / {result.cores} cores | "
         f"{_minutes(result.job_seconds / result.cores)} |",
-        f"| scheduling overhead: wall - sum / cores (goal <= 5 %: {over_ok}) | "
+        f"| scheduling overhead: wall - sum / cores ({over_label}) | "
         f"{overhead:.0f} s ({100 * share:.1f} %) |",
         f"| of which before the first job (parse, DAG) | {result.first_job_s:.1f} s |",
+        f"| CPU time of the Snakemake process itself (DAG, scheduling) | "
+        f"{_optional_s(result.snakemake_cpu_s)} |",
         f"| Python start-up + imports of one script job (approx.) | {startup:.2f} s, "
         f"x {result.n_jobs} jobs = {startup * result.n_jobs:.0f} s |",
     ]
@@ -418,34 +538,75 @@ def table(result: Result) -> str:
     return "\n".join([*rows, "", *evaluators, "", *totals])
 
 
-def section(result: Result, corpus_s: float) -> str:
-    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
-    cpu = f"{os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()}"
+def _status(result: Result) -> str:
     if result.stopped_after is not None:
-        status = (
+        return (
             f"\n**The run was stopped after {result.stopped_after / 60:.0f} minutes "
             "(`--timeout`), far past the goal.** The table covers the jobs that finished "
             "by then; the last column projects each rule's total from the mean of its "
             "finished jobs and the number of jobs in the plan.\n"
         )
-    elif result.returncode != 0:
-        status = (
+    if result.returncode != 0:
+        return (
             f"\n**The run failed (exit code {result.returncode}); the numbers cover the "
             "jobs that finished before the failure.**\n"
         )
-    else:
-        status = ""
+    return ""
+
+
+def _machine() -> str:
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
+    cpus = f"{os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()}"
+    return f"{now}, {cpus}"
+
+
+def _list_title(result: Result) -> str:
+    names = ", ".join(f"`{name}`" for name in evaluator_list(result.evaluators)[0])
+    return f"### The {result.evaluators} evaluator list ({names})"
+
+
+def goal_summary(results: list[Result]) -> str:
+    """One line per run: its list, size and each goal met or missed."""
+    lines = []
+    for result in results:
+        goals = ", ".join(
+            f"{goal}: {'met' if ok else 'missed'}" for goal, ok in result.goals().items()
+        )
+        lines.append(
+            f"* {result.evaluators} list, {result.utterances} utterances: wall "
+            f"{_minutes(result.wall_s)}, {goals}"
+        )
+    return "\n".join(lines)
+
+
+def _size(result: Result) -> str:
+    """The corpus a run used, against UASpeech's."""
+    if result.words == UASPEECH_WORDS:
+        return "UASpeech's size"
+    return (
+        f"`--size {result.size:g}`: {result.words} words per speaker, "
+        f"{result.utterances:,} utterances"
+    )
+
+
+def section(results: list[Result], corpus_s: float) -> str:
+    first = results[0]
+    tables = "\n\n".join(f"{_list_title(r)}\n{_status(r)}\n{table(r)}" for r in results)
     return f"""{SECTION_START}
 ## Scale: the whole workflow on a UASpeech-sized corpus (`scale.py`)
 
 `python benchmarks/scale.py` synthesises a corpus shaped like UASpeech word, balanced, with
 the demo generator (14 pathological speakers x 155 words = 2,170 utterances, 13 control
-speakers x 155 = 2,015; isolated words of 1-2 s), runs the default workflow on it with
-`--cores {result.cores}` in a scratch copy (config/config.yaml with the dataset paths replaced
-and `shard_size: {result.shard_size}`, the schema default for real corpora), and records:
+speakers x 155 = 2,015; isolated words of 1-2 s), runs the workflow on it with
+`--cores {first.cores}` in a scratch copy (config/config.yaml: raw and fa variants, control and
+all references, open-set evaluation on; the dataset paths replaced and
+`shard_size: {first.shard_size}`, the schema default for real corpora), once with every measure
+that runs no model (the full list) and once with the schema's default list, and records:
 
 * **wall time** of the `snakemake` process, start-up to exit;
-* **CPU time** of snakemake and all jobs (`getrusage` of the finished child processes);
+* **CPU time** of snakemake and all jobs (`getrusage` of the finished child processes), and of
+  the Snakemake process alone (sampled from `/proc` until it exits): parsing, the DAG, input
+  functions, file checks and scheduling;
 * **per rule**, the sum of job run times: each job's `endtime - starttime` in Snakemake's
   `.snakemake/metadata` (it includes the job's Python start-up; every job uses one thread, so
   it is close to the job's CPU time);
@@ -458,24 +619,56 @@ CPU time and the sum of job run times exceeds the CPU time; CPU time / cores is 
 estimate of the wall time on idle cores. Scoring jobs are also broken down by evaluator (and
 reference type), from their output paths.
 
-Goals: wall time at most 10 minutes, scheduling overhead at most 5 % of the wall time.
-Corpus synthesis is not part of the run ({corpus_s:.0f} s when it was generated; 0 = reused).
+Goals: the full list in at most 10 minutes wall time with a scheduling overhead of at most 5 %
+of it; the default list in at most 5 minutes. Corpus synthesis is not part of a run
+({corpus_s:.0f} s when it was generated; 0 = reused).
 
-Last run: {now}, {cpu}.
-{status}
-{table(result)}
+Last run: {_machine()}; {_size(first)}.
+
+{goal_summary(results)}
+
+{tables}
 
 {SECTION_END}
 """
 
 
-def write_readme(text: str) -> None:
-    """Replace the scale section of benchmarks/README.md, or add it at the end."""
+def linearity_section(results: list[Result]) -> str:
+    """The runs of one list at several corpus sizes side by side, costs per utterance."""
+    rows = [
+        "| corpus (speakers x words) | utterances | jobs run | CPU time | CPU ms per utterance "
+        "| Snakemake process CPU | sum of job run times | wall time | scheduling overhead |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in sorted(results, key=lambda r: r.utterances):
+        speakers = sum(SPEAKERS.values())
+        rows.append(
+            f"| {speakers} x {r.words} | {r.utterances} | {r.n_jobs} | {_minutes(r.cpu_s)} | "
+            f"{1000 * r.cpu_s / r.utterances:.0f} | {_optional_s(r.snakemake_cpu_s)} | "
+            f"{_minutes(r.job_seconds)} | {_minutes(r.wall_s)} | "
+            f"{100 * r.overhead_s / r.wall_s:.1f} % |"
+        )
+    lists = sorted({r.evaluators for r in results})
+    return f"""{LINEARITY_START}
+### Linearity: half, once and twice the corpus (`scale.py --linearity`)
+
+The {", ".join(lists)} list at 78, 155 and 310 words per speaker (14 + 13 speakers; past
+UASpeech's 155 words, their plurals), so each utterance keeps the references it is compared
+with and the work per utterance stays the same: a cost that grows linearly with the corpus
+keeps the same CPU time per utterance. Last run: {_machine()}.
+
+{chr(10).join(rows)}
+
+{LINEARITY_END}
+"""
+
+
+def write_readme(text: str, start: str = SECTION_START, end: str = SECTION_END) -> None:
+    """Replace the section between ``start`` and ``end`` of benchmarks/README.md, or add it
+    at the end."""
     if README.exists():
         current = README.read_text()
-        pattern = re.compile(
-            re.escape(SECTION_START) + r".*?" + re.escape(SECTION_END) + r"\n?", re.S
-        )
+        pattern = re.compile(re.escape(start) + r".*?" + re.escape(end) + r"\n?", re.S)
         if pattern.search(current):
             updated = pattern.sub(lambda _: text, current, count=1)
         else:
@@ -483,6 +676,35 @@ def write_readme(text: str) -> None:
     else:
         updated = "# Benchmarks\n\n" + text
     README.write_text(updated)
+
+
+def _saved(path: Path) -> tuple[Result, float]:
+    saved = json.loads(path.read_text())
+    return Result.from_json(json.dumps(saved["result"])), saved["corpus_s"]
+
+
+def run_one(args: argparse.Namespace, evaluators: str, size: float) -> tuple[Result, float]:
+    """Generate (or reuse) the corpus of ``size``, run list ``evaluators`` on it, save and
+    print the result; (result, seconds spent generating the corpus)."""
+    n_words = words_per_speaker(size)
+    corpus_dir, corpus_s = corpus(args.scratch, args.seed, n_words)
+    made = f"generated in {corpus_s:.0f} s" if corpus_s else "reused"
+    print(f"corpus: {corpus_dir} ({made})")
+    workdir, config_path = prepare_workflow(args.scratch, corpus_dir, args.shard_size, evaluators)
+    print(f"running the {evaluators} list in {workdir} on {args.cores} cores ...", flush=True)
+    result = run(workdir, config_path, args.cores, args.shard_size, args.timeout, evaluators, size)
+    if result.stopped_after is not None:
+        print(f"stopped after {result.stopped_after:.0f} s (--timeout)", file=sys.stderr)
+    elif result.returncode != 0:
+        print(
+            f"snakemake failed ({result.returncode}); see {workdir / 'snakemake.out'}",
+            file=sys.stderr,
+        )
+    saved = args.scratch / f"result-{evaluators}-{n_words}.json"
+    saved.write_text(json.dumps({"result": json.loads(result.to_json()), "corpus_s": corpus_s}))
+    print(table(result))
+    print(f"result saved to {saved}")
+    return result, corpus_s
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -510,48 +732,66 @@ def main(argv: list[str] | None = None) -> int:
         "finished so far, with a projection for the whole run",
     )
     parser.add_argument(
+        "--lists",
+        default=",".join(LISTS),
+        help="comma-separated evaluator lists to run: full (every measure without a model), "
+        "default (the schema's); default: both",
+    )
+    parser.add_argument(
+        "--size",
+        type=float,
+        default=1.0,
+        help="corpus size as a multiple of UASpeech's 155 words per speaker (default 1)",
+    )
+    parser.add_argument(
+        "--linearity",
+        action="store_true",
+        help="run each list at 0.5, 1 and 2 times the corpus and write the linearity table",
+    )
+    parser.add_argument(
         "--from-result",
         type=Path,
+        nargs="+",
         metavar="JSON",
-        help="do not run: print (and write) the tables of a saved result.json",
+        help="do not run: print (and write) the tables of saved result-*.json files",
     )
     parser.add_argument(
         "--no-readme",
         action="store_true",
-        help="print the table without updating benchmarks/README.md",
+        help="print the tables without updating benchmarks/README.md",
     )
     args = parser.parse_args(argv)
+    lists = [name.strip() for name in args.lists.split(",") if name.strip()]
+    unknown = sorted(set(lists) - set(LISTS))
+    if unknown or not lists:
+        parser.error(f"--lists: unknown {unknown}; choose from {', '.join(LISTS)}")
 
     if args.from_result:
-        saved = json.loads(args.from_result.read_text())
-        result, corpus_s = Result.from_json(json.dumps(saved["result"])), saved["corpus_s"]
-        print(table(result))
+        loaded = [_saved(path) for path in args.from_result]
+        results, corpus_s = [r for r, _ in loaded], max(c for _, c in loaded)
+        sizes = {r.words for r in results}
+        for result in results:
+            print(table(result))
+        print(goal_summary(results))
         if not args.no_readme:
-            write_readme(section(result, corpus_s))
+            if len(sizes) > 1:
+                write_readme(linearity_section(results), LINEARITY_START, LINEARITY_END)
+            else:
+                write_readme(section(results, corpus_s))
         return 0
 
     args.scratch.mkdir(parents=True, exist_ok=True)
-    corpus_dir, corpus_s = corpus(args.scratch, args.seed)
-    made = f"generated in {corpus_s:.0f} s" if corpus_s else "reused"
-    print(f"corpus: {corpus_dir} ({made})")
-    workdir, config_path = prepare_workflow(args.scratch, corpus_dir, args.shard_size)
-    print(f"running the workflow in {workdir} on {args.cores} cores ...", flush=True)
-    result = run(workdir, config_path, args.cores, args.shard_size, args.timeout)
-    if result.stopped_after is not None:
-        print(f"stopped after {result.stopped_after:.0f} s (--timeout)", file=sys.stderr)
-    elif result.returncode != 0:
-        print(
-            f"snakemake failed ({result.returncode}); see {workdir / 'snakemake.out'}",
-            file=sys.stderr,
-        )
-    saved = args.scratch / "result.json"
-    saved.write_text(json.dumps({"result": json.loads(result.to_json()), "corpus_s": corpus_s}))
-    print(table(result))
-    print(f"result saved to {saved}")
+    sizes = LINEARITY_SIZES if args.linearity else (args.size,)
+    runs = [run_one(args, name, size) for size in sizes for name in lists]
+    results = [r for r, _ in runs]
+    print(goal_summary(results))
     if not args.no_readme:
-        write_readme(section(result, corpus_s))
+        if args.linearity:
+            write_readme(linearity_section(results), LINEARITY_START, LINEARITY_END)
+        else:
+            write_readme(section(results, max(c for _, c in runs)))
         print(f"written to {README.relative_to(REPO)}")
-    return 0 if result.stopped_after is not None else result.returncode
+    return 0 if all(r.complete or r.stopped_after is not None for r in results) else 1
 
 
 if __name__ == "__main__":
