@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
@@ -54,9 +55,12 @@ def dry_run(workdir: Path, config: dict, check: bool = True) -> subprocess.Compl
     return snakemake(workdir, "-n", "--configfile", "my.yaml", check=check)
 
 
-def start_snakemake(workdir: Path, log: IO[str], *args: str) -> subprocess.Popen:
+def start_snakemake(
+    workdir: Path, log: IO[str], *args: str, environment: Mapping[str, str] | None = None
+) -> subprocess.Popen:
     """Start snakemake writing to ``log``, in a process group of its own so that the caller can
-    stop it with every job it started (``os.killpg``); standard input is closed."""
+    stop it with every job it started (``os.killpg``); standard input is closed.
+    ``environment`` changes the inherited environment (:data:`LOCAL_RUN` for a local run)."""
     return subprocess.Popen(
         [sys.executable, "-m", "snakemake", *args],
         cwd=workdir,
@@ -64,6 +68,7 @@ def start_snakemake(workdir: Path, log: IO[str], *args: str) -> subprocess.Popen
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         start_new_session=True,
+        env=os.environ | dict(environment or {}),
     )
 
 
