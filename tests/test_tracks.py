@@ -112,6 +112,16 @@ def test_a_track_file_round_trips_bit_exactly_with_its_failures(tmp_path, speech
     assert tracks.counts() == {("pitch", "reused"): 3, ("cpps", "reused"): 3}
 
 
+def test_loading_for_some_utterances_leaves_the_other_rows_unread(tmp_path, speech):
+    rows = [track_row(tracks.PITCH, utt, speech[k], SAMPLE_RATE) for k, utt in enumerate("ab")]
+    write_track(rows, tmp_path / "pitch.parquet", tracks.PITCH, "raw")
+    tracks.forget()
+    assert load_tracks([tmp_path / "pitch.parquet"], utt_ids={"b", "not in the file"}) == 1
+    pitch_track(speech[1], SAMPLE_RATE)
+    pitch_track(speech[0], SAMPLE_RATE)
+    assert tracks.counts() == {("pitch", "reused"): 1, ("pitch", "computed"): 1}
+
+
 def _raises(audio: np.ndarray, fs: int) -> tuple[np.ndarray, ...]:
     raise ValueError("this analysis always fails")
 

@@ -14,7 +14,7 @@ reference measures, the reference type) to score, applies each variant itself
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -65,14 +65,18 @@ def build_evaluator(name: str, options: dict[str, Any], context: dict[str, Any])
 
 
 def load_declared_tracks(
-    name: str, options: dict[str, Any], track_paths: Sequence[str | Path]
+    name: str,
+    options: dict[str, Any],
+    track_paths: Sequence[str | Path],
+    utt_ids: Collection[str] | None = None,
 ) -> int:
     """Load the rows of the tracks evaluator ``name`` reads with ``options`` from the track
-    files ``track_paths`` into the memo (model tracks are known only to their readers)."""
+    files ``track_paths`` into the memo (model tracks are known only to their readers), of
+    the utterances ``utt_ids`` only when given (:func:`load_tracks`)."""
     if not track_paths:
         return 0
     declared = [use.track for use in registry.info(name).cls.track_uses(options)]
-    return load_tracks(track_paths, declared)
+    return load_tracks(track_paths, declared, utt_ids)
 
 
 def apply_variant(evaluator: Evaluator, variant: str, trimmer: Trimmer | None) -> Evaluator:
@@ -263,19 +267,21 @@ def score_reference(
     references too, so ``trim_paths`` are the trim tables of the shard and of its references.
     The features held by the shared-track files ``track_paths`` are reused, not recomputed.
     """
-    load_declared_tracks(evaluator_name, options or {}, track_paths)
+    full = load_manifest(manifest_path)
+    reference_rows = (
+        load_manifest(reference_manifest_path) if reference_manifest_path else full.iloc[:0]
+    )
+    # Only these utterances can be scored or be references here: the set tracks' other rows
+    # are never looked up.
+    needed = {*full["utt_id"], *reference_rows["utt_id"]}
+    load_declared_tracks(evaluator_name, options or {}, track_paths, needed)
     manifests = [manifest_path] + ([reference_manifest_path] if reference_manifest_path else [])
     evaluator = apply_variant(
         build_evaluator(evaluator_name, options or {}, {}), variant, _trimmer(manifests, trim_paths)
     )
     key = MetricKey(evaluator_name, variant, reference_type)
-    full = load_manifest(manifest_path)
     own = index_by_text(full.itertuples(index=False))
-    reference = (
-        index_by_text(load_manifest(reference_manifest_path).itertuples(index=False))
-        if reference_manifest_path
-        else {}
-    )
+    reference = index_by_text(reference_rows.itertuples(index=False))
     shard_rows = full[full["shard"] == shard]
     rows = []
     label = f"score_reference {output_path}"

@@ -10,13 +10,14 @@ for the log and never loaded, so the consumer meets the error itself).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pathbench_flow.io import write_parquet
@@ -104,18 +105,28 @@ def _lists(column: pa.ChunkedArray) -> list[np.ndarray]:
     return [flat[offsets[i] : offsets[i + 1]].copy() for i in range(len(lists))]
 
 
-def load_tracks(paths: Iterable[str | Path], known: Iterable[Track] | None = None) -> int:
+def load_tracks(
+    paths: Iterable[str | Path],
+    known: Iterable[Track] | None = None,
+    utt_ids: Collection[str] | None = None,
+) -> int:
     """Put every value and ``NoScore`` of the track files ``paths`` into the memo.
 
     Only rows of the tracks ``known`` (default: the fixed tracks, :data:`TRACKS`) with their
     settings are loaded: a row of another track, or of other settings (a file from an older
     analysis or another model), is skipped, and its audio is analysed afresh when asked for.
+    ``utt_ids`` (None: all) keeps only the rows of those utterances: a reference job reads a
+    whole set's file but needs the rows of its shard's texts only, and turning every row into
+    arrays would make each job's cost grow with the corpus, not with its shard.
     Returns the number of rows loaded.
     """
     by_name = {track.name: track for track in (TRACKS.values() if known is None else known)}
+    wanted = None if utt_ids is None else pa.array(sorted(utt_ids), pa.string())
     loaded = 0
     for path in paths:
         table = pq.read_table(path)
+        if wanted is not None:
+            table = table.filter(pc.is_in(table.column("utt_id"), value_set=wanted))
         meta = table.select([name for name, _ in _ROW_COLUMNS]).to_pylist()
         names = {row["track"] for row in meta}
         tracks = {name: by_name[name] for name in names if name in by_name}
