@@ -71,3 +71,39 @@ def test_report_names_excluded_speakers_and_the_metric_that_removed_them(tmp_pat
     assert common["excluded_speakers"]["vsa"] == {}
     assert "same value" in common["not_constraining"]["p_estoi_fa"]
     assert report["speakers_without_value"]["p_estoi_fa"] == ["D", "E"]
+
+
+def test_a_speakers_mean_does_not_depend_on_how_shards_split_the_utterances(tmp_path):
+    """Shards follow the text, so shard files concatenate out of utt_id order; a mean summed
+    in that order would differ in its last bits from one summed in utt_id order."""
+    values = np.random.default_rng(0).uniform(0, 0.001, 40)
+    rows = pd.DataFrame(
+        {
+            "utt_id": [f"A_{k:02d}" for k in range(40)],
+            "speaker_id": "A",
+            "metric": "cpp",
+            "evaluator": "cpp",
+            "variant": "raw",
+            "score": values,
+            "status": "ok",
+            "message": "",
+        }
+    )
+    manifest = tmp_path / "manifest.parquet"
+    rows[["utt_id", "speaker_id", "score"]].assign(score=50.0).to_parquet(manifest)
+    whole = tmp_path / "whole.parquet"
+    write_parquet(rows, whole, SCORE_SCHEMA, ["utt_id", "metric"])
+    # Every other utterance in a second shard, listed first.
+    shards = [tmp_path / "odd.parquet", tmp_path / "even.parquet"]
+    for path, part in zip(shards, (rows.iloc[1::2], rows.iloc[::2]), strict=True):
+        write_parquet(part, path, SCORE_SCHEMA, ["utt_id", "metric"])
+    in_order = rows.groupby("speaker_id")["score"].mean().iloc[0]
+    shuffled = pd.concat([rows.iloc[1::2], rows.iloc[::2]])
+    assert shuffled.groupby("speaker_id")["score"].mean().iloc[0] != in_order
+
+    outputs = {}
+    for name, paths in (("whole", [whole]), ("split", shards)):
+        out = tmp_path / f"{name}_speakers.parquet"
+        aggregate_speakers(manifest, paths, [], out, tmp_path / f"{name}.json")
+        outputs[name] = out.read_bytes()
+    assert outputs["split"] == outputs["whole"]

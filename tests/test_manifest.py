@@ -22,19 +22,31 @@ def test_manifest_schema_sort_and_metadata(tmp_path):
     assert b"pathbench.config_digest" in table.schema.metadata
     frame = load_manifest(tmp_path / "m.parquet")
     assert list(frame["utt_id"]) == sorted(frame["utt_id"])
-    assert list(frame["shard"]) == [0, 0, 1, 1]
-    assert list(load_manifest(tmp_path / "m.parquet", shard=1)["utt_id"]) == ["spk2_u0", "spk2_u1"]
+    # Shards follow the text ("a dog ran" before "the cat sat"), the rows the utt_id.
+    assert list(frame["shard"]) == [1, 0, 1, 0]
+    assert list(load_manifest(tmp_path / "m.parquet", shard=1)["utt_id"]) == ["spk1_u0", "spk2_u0"]
     report = json.loads((tmp_path / "v.json").read_text())
     assert report["outcome"] == "ok" and report["counts"]["utterances"] == 4
 
 
 def test_shards_do_not_depend_on_line_order(tmp_path):
     ids = [f"u{k:03d}" for k in range(10)]
-    forward = dict(zip(ids, assign_shards(ids, 3), strict=True))
-    backward = dict(zip(ids[::-1], assign_shards(ids[::-1], 3), strict=True))
+    texts = [f"word {k % 4}" for k in range(10)]
+    forward = dict(zip(ids, assign_shards(ids, texts, 3), strict=True))
+    backward = dict(zip(ids[::-1], assign_shards(ids[::-1], texts[::-1], 3), strict=True))
     assert forward == backward
     assert sorted(set(forward.values())) == [0, 1, 2]
     assert [list(forward.values()).count(s) for s in range(3)] == [4, 3, 3]
+
+
+def test_recordings_of_one_text_share_a_shard():
+    """Blocks follow the text, so each text's readers are together whoever reads it."""
+    speakers, words = [f"s{k}" for k in range(5)], [f"w{k}" for k in range(6)]
+    ids = [f"{s}_{w}" for s in speakers for w in words]
+    texts = [w for _s in speakers for w in words]
+    shards = assign_shards(ids, texts, 6)
+    by_text = {w: {int(shards[i]) for i, t in enumerate(texts) if t == w} for w in words}
+    assert by_text == {w: {k} for k, w in enumerate(words)}
 
 
 def test_same_input_gives_byte_identical_outputs(tmp_path):

@@ -23,7 +23,8 @@ def test_shard_slices_and_their_audio(tmp_path):
     test = build_dataset(tmp_path / "test")
     control = build_dataset(tmp_path / "control")
     manifest, reference = tmp_path / "m.parquet", tmp_path / "r.parquet"
-    validate_dataset(test, manifest, tmp_path / "v.json", n_shards=2)
+    # One utterance a shard, in text order: "a dog ran" (spk1_u1, spk2_u1) before "the cat sat".
+    validate_dataset(test, manifest, tmp_path / "v.json", n_shards=4)
     validate_dataset(control, reference, tmp_path / "rv.json", n_shards=1)
     outputs = {
         name: tmp_path / f"0.{name}.parquet" for name in ("rows", "related", "reference_related")
@@ -33,23 +34,18 @@ def test_shard_slices_and_their_audio(tmp_path):
     write_shards(manifest, [0], by_kind, reference, ("control", "all"))
 
     rows = read_parquet(outputs["rows"])
-    assert list(rows["utt_id"]) == ["spk1_u0", "spk1_u1"] and set(rows["shard"]) == {0}
-    # same texts as shard 0: spk2's utterances (shard 1) and all of the control set
-    assert list(read_parquet(outputs["related"])["utt_id"]) == [
-        "spk1_u0",
-        "spk1_u1",
-        "spk2_u0",
-        "spk2_u1",
-    ]
-    assert len(read_parquet(outputs["reference_related"])) == 4
-    own = [str(test / "wav" / f"spk1_u{k}.wav") for k in range(2)]
+    assert list(rows["utt_id"]) == ["spk1_u1"] and set(rows["shard"]) == {0}
+    # same text as shard 0: spk2's reading of it (shard 1) and the control set's two
+    assert list(read_parquet(outputs["related"])["utt_id"]) == ["spk1_u1", "spk2_u1"]
+    assert list(read_parquet(outputs["reference_related"])["utt_id"]) == ["spk1_u1", "spk2_u1"]
+    own = [str(test / "wav" / "spk1_u1.wav")]
     assert shard_audio(outputs["audio"]) == own
     # control: same text and gender (f, spk1) in the control set only
     assert shard_audio(outputs["audio"], "control") == sorted(
-        own + [str(control / "wav" / f"spk1_u{k}.wav") for k in range(2)]
+        own + [str(control / "wav" / "spk1_u1.wav")]
     )
     everyone = shard_audio(outputs["audio"], "all")
-    assert str(test / "wav" / "spk2_u0.wav") in everyone and len(everyone) == 8
+    assert str(test / "wav" / "spk2_u1.wav") in everyone and len(everyone) == 4
     assert reference_shards(outputs["audio"], "control") == ([], [0])
     assert reference_shards(outputs["audio"], "all") == ([1], [0])
     first = outputs["audio"].read_bytes()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pathbench_flow.io import read_parquet
 from pathbench_flow.testing.kaldi_builder import build_dataset
 from pathbench_flow.testing.workflow_run import REPO, copy_workflow, dry_run, snakemake
 
@@ -139,7 +140,9 @@ def test_jobs_list_their_audio_only_where_the_manifest_has_no_digests(workdir, c
     assert validation["results/mine/manifest.parquet"] == every
     snakemake(workdir, "--cores", "1", "--configfile", "my.yaml", "--until", "shard_manifest")
     audio = _job_inputs(dry_run(workdir, config).stdout, ".wav")
-    first_shard = [path for path in every if "/F0" in path]  # F01 and F02: utterances 0-3
+    manifest = read_parquet(workdir / "results/mine/manifest.parquet")
+    first_shard = sorted(manifest.loc[manifest["shard"] == 0, "audio_path"])
+    assert len(first_shard) == 4 and set(first_shard) <= set(every)
     expected = [] if check_audio else first_shard
     for output in ("scores/cpp/0000", "scores/wpm/0000", "trim/0000"):
         assert audio[f"results/mine/{output}.parquet"] == expected, output
@@ -169,8 +172,13 @@ def test_each_scoring_job_depends_only_on_the_trim_tables_it_reads(workdir):
     assert trims[f"{mine}/scores/sphinx_wer/0000.parquet"] == []
     assert trims[f"{mine}/speaker_scores/f0_range.parquet"] == own
     assert trims[f"{mine}/reference_scores/p_estoi/raw/all/0000.parquet"] == []
-    # "all" references of shard 0 (spk1): spk2 (shard 1) and both control speakers
-    assert trims[f"{mine}/reference_scores/p_estoi/fa/all/0000.parquet"] == references + own
+    # Shard 0 of each set holds one text ("a dog ran", both speakers): the "all" references of
+    # shard 0 are its other speaker's reading and the control set's, so it waits for no other
+    # shard's trims.
+    assert trims[f"{mine}/reference_scores/p_estoi/fa/all/0000.parquet"] == [
+        references[0],
+        own[0],
+    ]
 
 
 def test_the_test_directory_runs_as_its_own_working_directory(tmp_path):

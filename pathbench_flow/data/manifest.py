@@ -28,13 +28,16 @@ def shard_count(n_utterances: int, shard_size: int) -> int:
     return max(1, math.ceil(n_utterances / shard_size))
 
 
-def assign_shards(utt_ids: list[str], n_shards: int) -> np.ndarray:
-    """Shard of each utterance: contiguous, balanced blocks of the sorted ids.
+def assign_shards(utt_ids: list[str], texts: list[str], n_shards: int) -> np.ndarray:
+    """Shard of each utterance: contiguous, balanced blocks in (text, utt_id) order.
 
-    Depends only on the set of ids, never on line order, so the same dataset always gives the
-    same shards.
+    Utterances of one text share a shard (or two, at a block's edge): a reference measure
+    compares each utterance with the other recordings of its text, so a reference job then
+    prepares the references of its own few texts, not of nearly every text of the corpus, and
+    its cost follows its shard's size instead of the corpus's. Depends only on the set of
+    (id, text) pairs, never on line order, so the same dataset always gives the same shards.
     """
-    order = np.argsort(np.asarray(utt_ids, dtype=object), kind="stable")
+    order = sorted(range(len(utt_ids)), key=lambda i: (texts[i], utt_ids[i]))
     shards = np.empty(len(utt_ids), dtype=np.int32)
     shards[order] = (np.arange(len(utt_ids)) * n_shards) // max(1, len(utt_ids))
     return shards

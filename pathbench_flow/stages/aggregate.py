@@ -23,9 +23,20 @@ from pathbench_flow.stats.correlation import DEFAULT_ALLOWLIST, speaker_sets
 
 
 def read_tables(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """The score tables at ``paths`` as one frame; an empty frame for no paths."""
+    """The score tables at ``paths`` as one frame (an empty frame for no paths), utterance
+    rows in utt_id order.
+
+    Shards split a dataset by text, so their concatenation is not in utt_id order; a
+    speaker's mean summed in that order would change in its last bits whenever the shard
+    plan did. Sorted (stably), every speaker's and metric's rows come in one order.
+    """
     frames = [read_parquet(p) for p in paths]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if not frames:
+        return pd.DataFrame()
+    table = pd.concat(frames, ignore_index=True)
+    if "utt_id" not in table.columns:
+        return table
+    return table.sort_values("utt_id", kind="mergesort", ignore_index=True)
 
 
 def aggregate_speakers(

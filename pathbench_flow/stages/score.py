@@ -233,6 +233,8 @@ def score_speakers(
     )
     rows = []
     frame = pd.concat([load_manifest(path) for path in paths], ignore_index=True)
+    # Slices split by text: each speaker's utterances in utt_id order, whatever the shards.
+    frame = frame.sort_values("utt_id", kind="mergesort", ignore_index=True)
     speakers = list(frame.groupby("speaker_id", sort=True))
     for speaker, group in progress(speakers, f"score_speakers {output_path}", "speakers"):
         items = items_from_manifest(group)

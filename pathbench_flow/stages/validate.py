@@ -62,7 +62,7 @@ def validate_dataset(
         write_json(_report(dataset_dir, failure.findings, [], 0, settings, "failed"), failed_path)
         raise
     frame = dataset.to_frame()
-    frame["shard"] = assign_shards(frame["utt_id"].tolist(), n_shards)
+    frame["shard"] = assign_shards(frame["utt_id"].tolist(), frame["text_clean"].tolist(), n_shards)
     write_parquet(frame, manifest_path, MANIFEST_SCHEMA, sort_by=["utt_id"], settings=settings)
     write_json(
         _report(dataset_dir, dataset.findings, dataset.dropped, len(frame), settings, "ok"),

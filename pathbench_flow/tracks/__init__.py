@@ -15,13 +15,14 @@ came from, and two tracks or two settings can never collide.
 The workflow fills the memo from track files (read and written by
 :mod:`pathbench_flow.tracks.store`), so the consumers of a track read it instead of recomputing
 it: rule ``compute_track`` writes one file per track, variant and shard, and for the
-reference-audio measures, whose every job reads recordings of nearly every shard,
-``compute_set_track`` one per track, variant and set (test or reference) of the analyses that
-run no model. A consumer without a file, or holding audio no file
-covers, computes the track itself. Values are float64 arrays stored bit for bit, so a result
-never depends on whether a track file was there. A measure that finds no value (``NoScore``)
-is remembered and replayed as the same ``NoScore``; any other exception is not remembered,
-so it is raised again, as itself, by whoever computes the track.
+reference-audio measures ``compute_set_track`` one per track, variant and set (test or
+reference) of the analyses that run no model: a set takes seconds, less than a job per shard
+would cost to start, and each reference job loads only its rows (``load_tracks(utt_ids=)``).
+A consumer without a file, or holding audio no file covers, computes the track itself. Values
+are float64 arrays stored bit for bit, so a result never depends on whether a track file was
+there. A measure that finds no value (``NoScore``) is remembered and replayed as the same
+``NoScore``; any other exception is not remembered, so it is raised again, as itself, by
+whoever computes the track.
 
 Files are planned only for the tracks a consumer declares (``shared_tracks``,
 :data:`OPENSET_FEATURE_TRACKS`), and a track is declared only where its file saves more than a

@@ -426,10 +426,9 @@ def set_track(name):
     """Whether the reference-audio measures read track ``name`` from one file per set (test or
     reference) and variant rather than per shard: every analysis that runs no model.
 
-    Each reference job compares its utterances with recordings of nearly every shard, so
-    per-shard files would cost a job per shard and spare no rerun, while analysing a whole set
-    again after an edit takes seconds. A model's outputs stay per shard: a set would take it
-    minutes to hours.
+    Analysing a whole set takes seconds, less than the start-up of a job per shard and track
+    would cost, and each reference job loads only the rows of its utterances and their
+    references. A model's outputs stay per shard: a set would take it minutes to hours.
     """
     return not planned_track(name).track.runs_model
 
