@@ -42,6 +42,7 @@ import base64
 import contextlib
 import datetime as dt
 import json
+import math
 import os
 import platform
 import re
@@ -120,6 +121,8 @@ class Result:
     utterances: int = 0
     snakemake_cpu_s: float | None = None
     """CPU time of the Snakemake process itself (sampled until it exits; without its jobs)."""
+    machine: str = ""
+    """The processor and its speed index (:func:`machine`), read before the run."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)
@@ -386,6 +389,7 @@ def run(
 ) -> Result:
     n_words = words_per_speaker(size)
     planned = planned_jobs(workdir, config_path)
+    described = machine()
     load_before = os.getloadavg()[0]
     log_path = workdir / "snakemake.out"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -437,6 +441,7 @@ def run(
         n_words,
         n_words * sum(SPEAKERS.values()),
         own_cpu,
+        described,
     )
 
 
@@ -560,10 +565,45 @@ def _status(result: Result) -> str:
     return ""
 
 
-def _machine() -> str:
+def _processor() -> str:
+    """The processor's model name (Linux), or the platform's word for it."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    return platform.processor() or platform.machine()
+
+
+def praat_speed() -> float:
+    """Seconds of audio Praat's pitch analysis covers per CPU second on one core (best of three
+    on 20 s of seeded noise): a speed index of the machine that no change to this project moves.
+
+    The same code has run the cepstral measures 1.6-1.9 times slower on one 2-core machine of
+    this workplace than on another, so a wall time compares only beside its machine's speed.
+    """
+    import numpy as np
+    import parselmouth
+
+    noise = np.random.default_rng(DEMO_SEED).standard_normal(20 * 16000) * 0.1
+    sound = parselmouth.Sound(noise, sampling_frequency=16000)
+    best = math.inf
+    for _ in range(3):
+        started = time.process_time()
+        sound.to_pitch()
+        best = min(best, time.process_time() - started)
+    return 20.0 / best
+
+
+def machine() -> str:
+    """The processor and its speed index (:func:`praat_speed`)."""
+    return f"{_processor()}; Praat pitch at {praat_speed():.0f}x real time on one core"
+
+
+def _machine(result: Result | None = None) -> str:
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
     cpus = f"{os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()}"
-    return f"{now}, {cpus}"
+    described = result.machine if result is not None and result.machine else ""
+    return f"{now}, {cpus}" + (f" ({described})" if described else "")
 
 
 def _list_title(result: Result) -> str:
@@ -629,7 +669,7 @@ Goals: the full list in at most 10 minutes wall time with a scheduling overhead 
 of it; the default list in at most 5 minutes. Corpus synthesis is not part of a run
 ({corpus_s:.0f} s when it was generated; 0 = reused).
 
-Last run: {_machine()}; {_size(first)}.
+Last run: {_machine(first)}; {_size(first)}.
 
 {goal_summary(results)}
 
@@ -661,7 +701,7 @@ def linearity_section(results: list[Result]) -> str:
 The {", ".join(lists)} list at 78, 155 and 310 words per speaker (14 + 13 speakers; past
 UASpeech's 155 words, their plurals), so each utterance keeps the references it is compared
 with and the work per utterance stays the same: a cost that grows linearly with the corpus
-keeps the same CPU time per utterance. Last run: {_machine()}.
+keeps the same CPU time per utterance. Last run: {_machine(results[0])}.
 
 {chr(10).join(rows)}
 
