@@ -86,6 +86,8 @@ LISTS = ("full", "default")
 GOAL_WALL_S = {"full": 600.0, "default": 300.0}
 GOAL_OVERHEAD = 0.05
 LINEARITY_SIZES = (0.5, 1.0, 2.0)
+LINEAR_SPREAD = 0.10
+"""Largest spread of the CPU and wall time per utterance across the sizes for linear cost."""
 _FINISHED = re.compile(r"^Finished jobid: \d+ \(Rule: (\w+)\)$", re.M)
 _STATS_ROW = re.compile(r"^(\w+)\s+(\d+)$", re.M)
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -123,6 +125,8 @@ class Result:
     """CPU time of the Snakemake process itself (sampled until it exits; without its jobs)."""
     machine: str = ""
     """The processor and its speed index (:func:`machine`), read before the run."""
+    audio_s: float = 0.0
+    """Seconds of audio in the corpus (0: not recorded)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)
@@ -206,6 +210,20 @@ def corpus(scratch: Path, seed: int, n_words: int) -> tuple[Path, float]:
             )
     marker.write_text(json.dumps(wanted))
     return out, spent
+
+
+def audio_seconds(corpus_dir: Path) -> float:
+    """Seconds of audio in the corpus's recordings (its two sets), from their headers: the
+    sizes' words differ in length (plurals are longer), and the cost follows the audio."""
+    import soundfile as sf
+
+    total = 0.0
+    for subset in ("pathological", "control"):
+        for line in (corpus_dir / subset / "wav.scp").read_text().splitlines():
+            path = Path(line.split()[1])
+            located = path if path.is_absolute() else corpus_dir / subset / path
+            total += sf.info(str(located)).duration
+    return total
 
 
 def default_evaluators() -> list[str]:
@@ -575,7 +593,7 @@ def _processor() -> str:
 
 
 def praat_speed() -> float:
-    """Seconds of audio Praat's pitch analysis covers per CPU second on one core (best of three
+    """Seconds of audio Praat's pitch analysis covers per CPU second on one core (best of seven
     on 20 s of seeded noise): a speed index of the machine that no change to this project moves.
 
     The same code has run the cepstral measures 1.6-1.9 times slower on one 2-core machine of
@@ -587,7 +605,7 @@ def praat_speed() -> float:
     noise = np.random.default_rng(DEMO_SEED).standard_normal(20 * 16000) * 0.1
     sound = parselmouth.Sound(noise, sampling_frequency=16000)
     best = math.inf
-    for _ in range(3):
+    for _ in range(7):
         started = time.process_time()
         sound.to_pitch()
         best = min(best, time.process_time() - started)
@@ -683,18 +701,31 @@ def linearity_section(results: list[Result]) -> str:
     """The runs of one list at several corpus sizes side by side, costs per utterance."""
     rows = [
         "| corpus (speakers x words) | utterances | jobs run | CPU time | CPU ms per utterance "
-        "| Snakemake process CPU | sum of job run times | wall time | scheduling overhead |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| CPU ms per second of audio | Snakemake process CPU | sum of job run times | wall time "
+        "| wall ms per utterance | scheduling overhead |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in sorted(results, key=lambda r: r.utterances):
+    ordered = sorted(results, key=lambda r: r.utterances)
+    for r in ordered:
         speakers = sum(SPEAKERS.values())
+        per_audio = f"{1000 * r.cpu_s / r.audio_s:.0f}" if r.audio_s else "-"
         rows.append(
             f"| {speakers} x {r.words} | {r.utterances} | {r.n_jobs} | {_minutes(r.cpu_s)} | "
-            f"{1000 * r.cpu_s / r.utterances:.0f} | {_optional_s(r.snakemake_cpu_s)} | "
-            f"{_minutes(r.job_seconds)} | {_minutes(r.wall_s)} | "
+            f"{1000 * r.cpu_s / r.utterances:.0f} | {per_audio} | "
+            f"{_optional_s(r.snakemake_cpu_s)} | {_minutes(r.job_seconds)} | "
+            f"{_minutes(r.wall_s)} | {1000 * r.wall_s / r.utterances:.0f} | "
             f"{100 * r.overhead_s / r.wall_s:.1f} % |"
         )
     lists = sorted({r.evaluators for r in results})
+    spread = {
+        name: max(values) / min(values) - 1
+        for name, values in (
+            ("CPU time", [r.cpu_s / r.utterances for r in ordered]),
+            ("wall time", [r.wall_s / r.utterances for r in ordered]),
+        )
+    }
+    verdict = "met" if all(v <= LINEAR_SPREAD for v in spread.values()) else "missed"
+    spreads = ", ".join(f"{name} {100 * value:.1f} %" for name, value in spread.items())
     return f"""{LINEARITY_START}
 ### Linearity: half, once and twice the corpus (`scale.py --linearity`)
 
@@ -704,6 +735,9 @@ with and the work per utterance stays the same: a cost that grows linearly with 
 keeps the same CPU time per utterance. Last run: {_machine(results[0])}.
 
 {chr(10).join(rows)}
+
+Spread of the cost per utterance across the sizes (largest / smallest - 1): {spreads}
+(within {100 * LINEAR_SPREAD:.0f} %: {verdict}).
 
 {LINEARITY_END}
 """
@@ -739,6 +773,7 @@ def run_one(args: argparse.Namespace, evaluators: str, size: float) -> tuple[Res
     workdir, config_path = prepare_workflow(args.scratch, corpus_dir, args.shard_size, evaluators)
     print(f"running the {evaluators} list in {workdir} on {args.cores} cores ...", flush=True)
     result = run(workdir, config_path, args.cores, args.shard_size, args.timeout, evaluators, size)
+    result.audio_s = audio_seconds(corpus_dir)
     if result.stopped_after is not None:
         print(f"stopped after {result.stopped_after:.0f} s (--timeout)", file=sys.stderr)
     elif result.returncode != 0:
