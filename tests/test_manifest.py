@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from pathbench_flow.data.manifest import assign_shards, load_manifest
+from pathbench_flow.data.manifest import assign_shards, in_utterance_order, load_manifest
 from pathbench_flow.data.validation import DatasetError
 from pathbench_flow.schemas import MANIFEST_SCHEMA
 from pathbench_flow.stages.validate import validate_dataset
@@ -74,3 +75,16 @@ def test_drop_policy_lists_dropped_utterances(tmp_path):
     validate_dataset(root, tmp_path / "m.parquet", tmp_path / "v.json", n_shards=1, on_error="drop")
     report = json.loads((tmp_path / "v.json").read_text())
     assert report["dropped_utterances"] == ["spk1_u1"] and report["counts"]["utterances"] == 3
+
+
+def test_shard_frames_join_in_utt_id_order_whatever_the_split():
+    """Text-ordered shards hold a speaker's utterances out of utt_id order; joined, the rows
+    come back in one order, ties (one utterance's several rows) in their shard order."""
+    first = pd.DataFrame({"utt_id": ["s2_b", "s1_b", "s1_b"], "value": [1.0, 2.0, 3.0]})
+    second = pd.DataFrame({"utt_id": ["s1_a", "s2_a"], "value": [4.0, 5.0]})
+    joined = in_utterance_order([first, second])
+    assert joined["utt_id"].tolist() == ["s1_a", "s1_b", "s1_b", "s2_a", "s2_b"]
+    assert joined["value"].tolist() == [4.0, 2.0, 3.0, 5.0, 1.0]
+    assert joined.index.tolist() == list(range(5))
+    speakers = pd.DataFrame({"speaker_id": ["b", "a"], "value": [1.0, 2.0]})
+    assert in_utterance_order([speakers])["speaker_id"].tolist() == ["b", "a"]

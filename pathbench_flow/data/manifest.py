@@ -43,6 +43,20 @@ def assign_shards(utt_ids: list[str], texts: list[str], n_shards: int) -> np.nda
     return shards
 
 
+def in_utterance_order(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per-shard frames as one, utterance rows in utt_id order (stably).
+
+    Shards are blocks in text order, so their concatenation is not in utt_id order; a sum
+    over a speaker's rows in that order would change in its last bits whenever the shard plan
+    did. Sorted by utt_id, every speaker's rows come in one order whatever the shards.
+    Frames without utterance rows (speaker tables) keep their order.
+    """
+    table = pd.concat(frames, ignore_index=True)
+    if "utt_id" not in table.columns:
+        return table
+    return table.sort_values("utt_id", kind="mergesort", ignore_index=True)
+
+
 def load_manifest(path: str | Path, shard: int | None = None) -> pd.DataFrame:
     """The manifest, or one shard of it, in utt_id order."""
     frame = read_parquet(path)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pathbench_flow.data.manifest import load_manifest
+from pathbench_flow.data.manifest import in_utterance_order, load_manifest
 from pathbench_flow.io import read_parquet, write_json, write_parquet
 from pathbench_flow.schemas import SPEAKERS_SCHEMA
 from pathbench_flow.stats.correlation import DEFAULT_ALLOWLIST, speaker_sets
@@ -24,19 +24,11 @@ from pathbench_flow.stats.correlation import DEFAULT_ALLOWLIST, speaker_sets
 
 def read_tables(paths: Iterable[str | Path]) -> pd.DataFrame:
     """The score tables at ``paths`` as one frame (an empty frame for no paths), utterance
-    rows in utt_id order.
-
-    Shards split a dataset by text, so their concatenation is not in utt_id order; a
-    speaker's mean summed in that order would change in its last bits whenever the shard
-    plan did. Sorted (stably), every speaker's and metric's rows come in one order.
-    """
+    rows in utt_id order so that speaker means do not depend on the shard plan."""
     frames = [read_parquet(p) for p in paths]
     if not frames:
         return pd.DataFrame()
-    table = pd.concat(frames, ignore_index=True)
-    if "utt_id" not in table.columns:
-        return table
-    return table.sort_values("utt_id", kind="mergesort", ignore_index=True)
+    return in_utterance_order(frames)
 
 
 def aggregate_speakers(

@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 
 from pathbench_flow import registry
-from pathbench_flow.data.manifest import load_manifest
+from pathbench_flow.data.manifest import in_utterance_order, load_manifest
 from pathbench_flow.data.references import index_by_text, select_references
 from pathbench_flow.evaluator import Evaluator, Item, Score, Trimmer, contained, evaluate_all
 from pathbench_flow.io import write_parquet
@@ -232,9 +232,7 @@ def score_speakers(
         evaluator_name, options, {}, variants, paths, trim_paths, track_paths
     )
     rows = []
-    frame = pd.concat([load_manifest(path) for path in paths], ignore_index=True)
-    # Slices split by text: each speaker's utterances in utt_id order, whatever the shards.
-    frame = frame.sort_values("utt_id", kind="mergesort", ignore_index=True)
+    frame = in_utterance_order([load_manifest(path) for path in paths])
     speakers = list(frame.groupby("speaker_id", sort=True))
     for speaker, group in progress(speakers, f"score_speakers {output_path}", "speakers"):
         items = items_from_manifest(group)
