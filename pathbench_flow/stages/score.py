@@ -26,7 +26,7 @@ from pathbench_flow import registry
 from pathbench_flow.data.manifest import in_utterance_order, load_manifest
 from pathbench_flow.data.references import index_by_text, select_references
 from pathbench_flow.evaluator import Evaluator, Item, Score, Trimmer, contained, evaluate_all
-from pathbench_flow.io import write_parquet
+from pathbench_flow.io import read_parquet, write_parquet
 from pathbench_flow.metric import FA, RAW, MetricKey
 from pathbench_flow.neural import models
 from pathbench_flow.progress import Progress, progress
@@ -275,10 +275,11 @@ def score_reference(
     # are never looked up.
     needed = {*full["utt_id"], *reference_rows["utt_id"]}
     load_declared_tracks(evaluator_name, options or {}, track_paths, needed)
-    manifests = [manifest_path] + ([reference_manifest_path] if reference_manifest_path else [])
-    evaluator = apply_variant(
-        build_evaluator(evaluator_name, options or {}, {}), variant, _trimmer(manifests, trim_paths)
-    )
+    # The trim tables are replayed for the rows already loaded, not for the files read again.
+    manifests = [full, reference_rows] if reference_manifest_path else [full]
+    trims = [read_parquet(path) for path in trim_paths]
+    trimmer = StoredTrimmer(manifests, trims) if trims else None
+    evaluator = apply_variant(build_evaluator(evaluator_name, options or {}, {}), variant, trimmer)
     key = MetricKey(evaluator_name, variant, reference_type)
     own = index_by_text(full.itertuples(index=False))
     reference = index_by_text(reference_rows.itertuples(index=False))
