@@ -154,9 +154,10 @@ def _write(
 
 
 def _trimmer(
-    manifest_paths: Sequence[str | Path], trim_paths: Sequence[str | Path]
+    manifests: Sequence[pd.DataFrame], trim_paths: Sequence[str | Path]
 ) -> StoredTrimmer | None:
-    return StoredTrimmer.from_files(manifest_paths, trim_paths) if trim_paths else None
+    """Trims replayed for manifest rows the job has already loaded (not read again)."""
+    return StoredTrimmer(manifests, [read_parquet(p) for p in trim_paths]) if trim_paths else None
 
 
 def _prepared_variants(
@@ -164,7 +165,7 @@ def _prepared_variants(
     options: dict[str, Any] | None,
     context: dict[str, Any] | None,
     variants: Iterable[str],
-    manifest_paths: Sequence[str | Path],
+    manifests: Sequence[pd.DataFrame],
     trim_paths: Sequence[str | Path],
     track_paths: Sequence[str | Path],
 ) -> list[tuple[str, Evaluator]]:
@@ -172,7 +173,7 @@ def _prepared_variants(
     that its analyses are reused rather than recomputed."""
     load_declared_tracks(evaluator_name, options or {}, track_paths)
     evaluator = build_evaluator(evaluator_name, options or {}, context or {})
-    return _variants(evaluator, variants, _trimmer(manifest_paths, trim_paths))
+    return _variants(evaluator, variants, _trimmer(manifests, trim_paths))
 
 
 def score_utterances(
@@ -192,10 +193,11 @@ def score_utterances(
     ``track_paths`` are shared-track files (:mod:`pathbench_flow.tracks`) whose analyses the
     evaluator reuses instead of recomputing them.
     """
+    full = load_manifest(manifest_path)
     chosen = _prepared_variants(
-        evaluator_name, options, context, variants, [manifest_path], trim_paths, track_paths
+        evaluator_name, options, context, variants, [full], trim_paths, track_paths
     )
-    items = items_from_manifest(load_manifest(manifest_path, shard))
+    items = items_from_manifest(full[full["shard"] == shard])
     meter = Progress(f"score_utterances {output_path}", len(items) * len(chosen))
     rows = [
         _row(
@@ -228,11 +230,12 @@ def score_speakers(
     read from the shard checkpoint, the job is decided after it, like the per-shard jobs).
     """
     paths = [manifest] if isinstance(manifest, str | Path) else list(manifest)
+    slices = [load_manifest(path) for path in paths]
     chosen = _prepared_variants(
-        evaluator_name, options, {}, variants, paths, trim_paths, track_paths
+        evaluator_name, options, {}, variants, slices, trim_paths, track_paths
     )
     rows = []
-    frame = in_utterance_order([load_manifest(path) for path in paths])
+    frame = in_utterance_order(slices)
     speakers = list(frame.groupby("speaker_id", sort=True))
     for speaker, group in progress(speakers, f"score_speakers {output_path}", "speakers"):
         items = items_from_manifest(group)
@@ -275,11 +278,10 @@ def score_reference(
     # are never looked up.
     needed = {*full["utt_id"], *reference_rows["utt_id"]}
     load_declared_tracks(evaluator_name, options or {}, track_paths, needed)
-    # The trim tables are replayed for the rows already loaded, not for the files read again.
     manifests = [full, reference_rows] if reference_manifest_path else [full]
-    trims = [read_parquet(path) for path in trim_paths]
-    trimmer = StoredTrimmer(manifests, trims) if trims else None
-    evaluator = apply_variant(build_evaluator(evaluator_name, options or {}, {}), variant, trimmer)
+    evaluator = apply_variant(
+        build_evaluator(evaluator_name, options or {}, {}), variant, _trimmer(manifests, trim_paths)
+    )
     key = MetricKey(evaluator_name, variant, reference_type)
     own = index_by_text(full.itertuples(index=False))
     reference = index_by_text(reference_rows.itertuples(index=False))
