@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cache
 
-import librosa
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from pathbench_flow import SAMPLE_RATE, tracks
+from pathbench_flow.measures.dtw_path import warping_path
 from pathbench_flow.status import ERROR, NO_REFERENCES, TOO_FEW_REFERENCES, TOO_SHORT, NoScore
 
 WINDOW = 512
@@ -154,8 +154,8 @@ def _first_of_runs(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np
     """Keep only the first path step of each run of equal ``keys`` (with its ``values``).
 
     This is PathBench's frame deletion: a frame that DTW repeats would otherwise count several
-    times in the correlations. "First" is in the order of the path as given, which for
-    librosa is from the end of both sequences back to their start.
+    times in the correlations. "First" is in the order of the path as given, which (as
+    librosa's, :mod:`.dtw_path`) runs from the end of both sequences back to their start.
     """
     keep = np.ones(keys.size, dtype=bool)
     keep[1:] = keys[1:] != keys[:-1]
@@ -186,7 +186,7 @@ def pestoi_template(ref_features: Sequence[np.ndarray]) -> np.ndarray:
     centroid, others = usable[0], usable[1:]
     energy = np.zeros_like(centroid)
     for reference in others:
-        _, path = librosa.sequence.dtw(X=centroid, Y=reference, metric="euclidean")
+        path = warping_path(centroid, reference)
         centroid_frames, reference_frames = _first_of_runs(path[:, 0], path[:, 1])
         energy[:, centroid_frames] += 10.0 ** reference[:, reference_frames]
     return np.log10(energy / len(others))
@@ -200,7 +200,7 @@ def _aligned_envelopes(
     As in PathBench, DTW runs with the test as the first sequence; repeats of a template frame
     are deleted first, then repeats of a test frame, which leaves a strictly monotone pairing.
     """
-    _, path = librosa.sequence.dtw(X=test_features, Y=template, metric="euclidean")
+    path = warping_path(test_features, template)
     template_frames, test_frames = _first_of_runs(path[:, 1], path[:, 0])
     test_frames, template_frames = _first_of_runs(test_frames, template_frames)
     return 10.0 ** template[:, template_frames[::-1]], 10.0 ** test_features[:, test_frames[::-1]]
