@@ -14,6 +14,7 @@ from pathlib import Path
 import librosa
 import numpy as np
 import pytest
+import soundfile as sf
 
 from pathbench_flow import SAMPLE_RATE
 from pathbench_flow.audio import load_audio
@@ -199,3 +200,32 @@ def test_silent_test_scores_zero_and_a_blip_is_too_short() -> None:
     with pytest.raises(NoScore) as short:
         pestoi_features(np.random.default_rng(0).standard_normal(600))
     assert short.value.status == TOO_SHORT
+
+
+def test_reference_sets_sharing_a_centroid_align_each_pair_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Like ``all`` references: each speaker of one text is compared with every other. The
+    sets share the centroid, so a job aligns each (centroid, reference) pair once, and every
+    score equals the uncached computation's to the last bit."""
+    from pathbench_flow.evaluators.reference import PEstoiEvaluator
+    from pathbench_flow.measures import pestoi
+
+    paths = []
+    for speaker in range(5):
+        path = tmp_path / f"s{speaker}.wav"
+        sf.write(path, speech_like(5, speaker), SAMPLE_RATE, subtype="FLOAT")
+        paths.append(str(path))
+    sets = {t: [(p, 0.0, -1.0) for i, p in enumerate(paths) if i != t] for t in range(1, 5)}
+    expected = {
+        t: p_estoi_from_audio(load_audio(paths[t]), [load_audio(p) for p, _s, _e in others])
+        for t, others in sets.items()
+    }
+    aligned: list[int] = []
+    part = pestoi.template_part
+    monkeypatch.setattr(pestoi, "template_part", lambda c, r: aligned.append(1) or part(c, r))
+    evaluator = PEstoiEvaluator()
+    for t, others in sets.items():
+        assert evaluator.score(f"u{t}", paths[t], 0.0, -1.0, tuple(others)).value == expected[t]
+    # Speaker 0 is every set's centroid; the four sets hold its 4 other speakers, 3 each.
+    assert len(aligned) == 4

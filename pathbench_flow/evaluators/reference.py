@@ -91,11 +91,28 @@ class PEstoiEvaluator(ReferenceAudioEvaluator):
     def __init__(self) -> None:
         self._features = _FeatureCache(pestoi.pestoi_features)
         self._templates: dict[tuple, np.ndarray] = {}
+        self._parts: dict[tuple, pestoi.TemplatePart] = {}
 
     def _template(self, keys: tuple, audios: Callable[[tuple], np.ndarray]) -> np.ndarray:
+        """The template of the references ``keys``, each pair aligned once per job: with
+        ``all`` references each test speaker's set lacks only its own recordings, so the
+        sets of one text share their centroid and all but a few alignments."""
         if keys not in self._templates:
-            features = [self._features.get(k, lambda k=k: audios(k)) for k in keys]
-            self._templates[keys] = pestoi.pestoi_template([f for f in features if f is not None])
+            found = [(k, self._features.get(k, lambda k=k: audios(k))) for k in keys]
+            usable = [(k, f) for k, f in found if f is not None]
+
+            def part(centroid: int, reference: int) -> pestoi.TemplatePart:
+                (centroid_key, centroid_features), (key, features) = (
+                    usable[centroid],
+                    usable[reference],
+                )
+                if (centroid_key, key) not in self._parts:
+                    self._parts[centroid_key, key] = pestoi.template_part(
+                        centroid_features, features
+                    )
+                return self._parts[centroid_key, key]
+
+            self._templates[keys] = pestoi.pestoi_template([f for _k, f in usable], part)
         return self._templates[keys]
 
     def _score_with(self, test: np.ndarray, keys: tuple, audios: Callable) -> float:

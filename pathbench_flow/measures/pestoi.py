@@ -162,20 +162,42 @@ def _first_of_runs(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np
     return keys[keep], values[keep]
 
 
-def pestoi_template(ref_features: Sequence[np.ndarray]) -> np.ndarray:
+TemplatePart = tuple[np.ndarray, np.ndarray]
+"""What one reference adds to a template: centroid frames and the linear envelope columns of
+the reference that DTW assigns to them."""
+
+
+def template_part(centroid: np.ndarray, reference: np.ndarray) -> TemplatePart:
+    """The reference's share of a template on ``centroid``'s timing: DTW-aligned to the
+    centroid, each centroid frame takes exactly one aligned reference frame."""
+    path = warping_path(centroid, reference)
+    centroid_frames, reference_frames = _first_of_runs(path[:, 0], path[:, 1])
+    return centroid_frames, 10.0 ** reference[:, reference_frames]
+
+
+def pestoi_template(
+    ref_features: Sequence[np.ndarray],
+    part: Callable[[int, int], TemplatePart] | None = None,
+) -> np.ndarray:
     """Clean-speech template (15, frames of the first reference) from reference features.
 
     The first reference is the centroid that fixes the template's timing; every other
-    reference is DTW-aligned to it, each centroid frame takes exactly one aligned reference
-    frame, and the template is the log of the mean linear envelope of those frames. The
-    centroid itself is not averaged in (as in PathBench), so at least two references are
-    needed. Silent references (no frames) carry no envelope and are skipped.
+    reference is DTW-aligned to it (:func:`template_part`), and the template is the log of the
+    mean linear envelope of the aligned frames. The centroid itself is not averaged in (as in
+    PathBench), so at least two references are needed. Silent references (no frames) carry no
+    envelope and are skipped.
+
+    ``part(centroid, reference)``, given indices into ``ref_features``, returns that
+    reference's :func:`template_part`. Test utterances of one text whose reference sets differ
+    only by their own speaker share the centroid and most references, so a caller that keeps
+    the parts of earlier templates aligns each pair once; the sum runs in the same order
+    either way, so the template is the same to the last bit.
 
     Raises:
         NoScore: ``no_references`` without any non-silent reference, ``too_few_references``
             with only one.
     """
-    usable = [features for features in ref_features if features.shape[1] > 0]
+    usable = [i for i, features in enumerate(ref_features) if features.shape[1] > 0]
     if not usable:
         raise NoScore(NO_REFERENCES, "P-(E)STOI needs reference recordings; none had sound")
     if len(usable) < 2:
@@ -183,12 +205,13 @@ def pestoi_template(ref_features: Sequence[np.ndarray]) -> np.ndarray:
             TOO_FEW_REFERENCES,
             "P-(E)STOI averages the references aligned to the first one, so it needs at least 2",
         )
+    if part is None:
+        part = lambda c, r: template_part(ref_features[c], ref_features[r])  # noqa: E731
     centroid, others = usable[0], usable[1:]
-    energy = np.zeros_like(centroid)
+    energy = np.zeros_like(ref_features[centroid])
     for reference in others:
-        path = warping_path(centroid, reference)
-        centroid_frames, reference_frames = _first_of_runs(path[:, 0], path[:, 1])
-        energy[:, centroid_frames] += 10.0 ** reference[:, reference_frames]
+        centroid_frames, linear = part(centroid, reference)
+        energy[:, centroid_frames] += linear
     return np.log10(energy / len(others))
 
 
