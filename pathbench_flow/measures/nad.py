@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-import librosa
 import numba
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE, tracks
+from pathbench_flow.measures.mfcc import mfcc
 from pathbench_flow.neural import model_tracks
 from pathbench_flow.neural.models import MIN_SAMPLES, NAD_LAYER
 from pathbench_flow.status import ERROR, NO_REFERENCES, TOO_SHORT, NoScore
@@ -41,25 +40,15 @@ MIN_FRAMES = 2
 """Fewer frames give no alignment worth the name (PathBench's limit too)."""
 
 
-@lru_cache(maxsize=4)
-def _mel_basis(fs: int, n_fft: int) -> np.ndarray:
-    """librosa's default mel filter bank, built once: building it costs as much as the STFT."""
-    return librosa.filters.mel(sr=fs, n_fft=n_fft, dtype=np.float64)
-
-
 def _mfcc(audio: np.ndarray, fs: int) -> np.ndarray:
     """MFCCs (frames, 20) with the utterance mean removed, which cancels channel colouring.
 
     Equal to ``librosa.feature.mfcc`` with a 25 ms window and 10 ms hop (librosa's other
-    defaults: 128 mel bands, dB with an 80 dB floor, orthonormal DCT-II), except that the cached
-    filter bank is float64 where librosa's is float32.
+    defaults: 128 mel bands, dB with an 80 dB floor, orthonormal DCT-II), except that the
+    filter bank is float64 where librosa's is float32 (:mod:`pathbench_flow.measures.mfcc`).
     """
     window = int(round(MFCC_WINDOW_S * fs))
-    spectrum = librosa.stft(
-        audio, n_fft=window, win_length=window, hop_length=int(round(MFCC_HOP_S * fs))
-    )
-    mel_power = _mel_basis(fs, window) @ (np.abs(spectrum) ** 2)
-    coefficients = librosa.feature.mfcc(S=librosa.power_to_db(mel_power), n_mfcc=N_MFCC).T
+    coefficients = mfcc(audio, fs, N_MFCC, n_fft=window, hop=int(round(MFCC_HOP_S * fs))).T
     return coefficients - coefficients.mean(axis=0)
 
 
