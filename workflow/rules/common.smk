@@ -177,10 +177,14 @@ def shard_files(dataset, shard_names, suffix, reference=False):
     return [f"{root}/shards/{shard}.{suffix}" for shard in shard_names]
 
 
+def _shard_names(dataset, reference=False):
+    """The shards of a dataset's test set, or of its reference set."""
+    return reference_shards(dataset) if reference else shards(dataset)
+
+
 def shard_slices(dataset, reference=False):
     """The manifest rows of every shard of a dataset (or of its reference set)."""
-    names = reference_shards(dataset) if reference else shards(dataset)
-    return shard_files(dataset, names, "parquet", reference)
+    return shard_files(dataset, _shard_names(dataset, reference), "parquet", reference)
 
 
 def shard_numbers(dataset):
@@ -199,10 +203,7 @@ def all_shard_files(suffix, reference=False):
         path
         for dataset in DATASETS
         for path in shard_files(
-            dataset,
-            reference_shards(dataset) if reference else shards(dataset),
-            suffix,
-            reference,
+            dataset, _shard_names(dataset, reference), suffix, reference
         )
     ]
 
@@ -275,27 +276,25 @@ def scored_reference_audio(wildcards):
     )
 
 
-def dataset_audio_files(wildcards):
-    """All audio of a dataset (speaker-level evaluators and set tracks read every utterance)."""
+def _set_audio(dataset, reference=False):
+    """All audio of a dataset's test set (or its reference set), from its shards' plans."""
     return sorted(
         {
             path
-            for shard in shards(wildcards.dataset)
-            for path in shard_audio(_shard_plan(wildcards.dataset, shard))
+            for shard in _shard_names(dataset, reference)
+            for path in shard_audio(_shard_plan(dataset, shard, reference))
         }
     )
+
+
+def dataset_audio_files(wildcards):
+    """All audio of a dataset (speaker-level evaluators and set tracks read every utterance)."""
+    return _set_audio(wildcards.dataset)
 
 
 def reference_audio_files(wildcards):
     """All audio of a dataset's reference set (its set tracks read every utterance)."""
-    dataset = wildcards.dataset
-    return sorted(
-        {
-            path
-            for shard in reference_shards(dataset)
-            for path in shard_audio(_shard_plan(dataset, shard, reference=True))
-        }
-    )
+    return _set_audio(wildcards.dataset, reference=True)
 
 
 def evaluator_options(name):
