@@ -19,6 +19,20 @@ _DIAGONAL, _LEFT, _UP = 0, 1, 2
 """Step indices in librosa's default order: (1, 1), (0, 1), (1, 0)."""
 
 
+@numba.njit(cache=True, inline="always")
+def frame_distance(x: np.ndarray, i: int, y: np.ndarray, j: int) -> float:
+    """Euclidean distance between frame ``i`` of ``x`` and frame ``j`` of ``y`` (rows).
+
+    Inlined into its caller, so it sums as the caller's compiler flags allow: in order here,
+    as scipy's ``cdist`` does; NAD's recursion lets the compiler vectorise the sum.
+    """
+    squares = 0.0
+    for k in range(x.shape[1]):
+        difference = x[i, k] - y[j, k]
+        squares += difference * difference
+    return np.sqrt(squares)
+
+
 @numba.njit(cache=True)
 def _steps(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The step that reaches each cell at least cost; ``x`` (n, dims) and ``y`` (m, dims)."""
@@ -27,11 +41,7 @@ def _steps(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     steps = np.zeros((rows, cols), dtype=np.int8)
     for i in range(rows):
         for j in range(cols):
-            squares = 0.0
-            for k in range(x.shape[1]):
-                difference = x[i, k] - y[j, k]
-                squares += difference * difference
-            cost = np.sqrt(squares)
+            cost = frame_distance(x, i, y, j)
             if i == 0 and j == 0:
                 accumulated[1, 1] = cost
                 continue

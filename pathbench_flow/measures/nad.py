@@ -23,6 +23,7 @@ import numba
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE, tracks
+from pathbench_flow.measures.dtw_path import frame_distance
 from pathbench_flow.measures.mfcc import mfcc
 from pathbench_flow.neural import model_tracks
 from pathbench_flow.neural.models import MIN_SAMPLES, NAD_LAYER
@@ -136,11 +137,7 @@ def dtw_accumulate(test_features: np.ndarray, ref_features: np.ndarray) -> np.nd
     acc = np.empty((rows, cols))
     for i in range(rows):
         for j in range(cols):
-            squares = 0.0
-            for k in range(test_features.shape[1]):
-                difference = test_features[i, k] - ref_features[j, k]
-                squares += difference * difference
-            step = np.sqrt(squares)
+            step = frame_distance(test_features, i, ref_features, j)
             if i == 0 and j == 0:
                 acc[i, j] = step
             elif i == 0:
