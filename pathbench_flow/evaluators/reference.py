@@ -99,20 +99,17 @@ class PEstoiEvaluator(ReferenceAudioEvaluator):
         sets of one text share their centroid and all but a few alignments."""
         if keys not in self._templates:
             found = [(k, self._features.get(k, lambda k=k: audios(k))) for k in keys]
-            usable = [(k, f) for k, f in found if f is not None]
+            kept = [k for k, f in found if f is not None]
+            features = [f for _k, f in found if f is not None]
 
             def part(centroid: int, reference: int) -> pestoi.TemplatePart:
-                (centroid_key, centroid_features), (key, features) = (
-                    usable[centroid],
-                    usable[reference],
-                )
-                if (centroid_key, key) not in self._parts:
-                    self._parts[centroid_key, key] = pestoi.template_part(
-                        centroid_features, features
-                    )
-                return self._parts[centroid_key, key]
+                pair = (kept[centroid], kept[reference])
+                if pair not in self._parts:
+                    aligned = (features[centroid], features[reference])
+                    self._parts[pair] = pestoi.template_part(*aligned)
+                return self._parts[pair]
 
-            self._templates[keys] = pestoi.pestoi_template([f for _k, f in usable], part)
+            self._templates[keys] = pestoi.pestoi_template(features, part)
         return self._templates[keys]
 
     def _score_with(self, test: np.ndarray, keys: tuple, audios: Callable) -> float:

@@ -63,10 +63,8 @@ def mel_filters(fs: int, n_fft: int, n_mels: int = 128) -> np.ndarray:
     ``librosa.filters.mel(sr=fs, n_fft=n_fft, dtype=np.float64)``. Each triangle spans three
     neighbouring mel-spaced edge frequencies and is scaled to unit area in Hz."""
     bin_hz = np.fft.rfftfreq(n=n_fft, d=1.0 / fs)
-    edges_mel = np.linspace(
-        _hz_to_mel(np.array([0.0]))[0], _hz_to_mel(np.array([fs / 2]))[0], n_mels + 2
-    )
-    edges = _mel_to_hz(edges_mel)
+    lowest, highest = _hz_to_mel(np.array([0.0, fs / 2]))
+    edges = _mel_to_hz(np.linspace(lowest, highest, n_mels + 2))
     widths = np.diff(edges)
     offsets = np.subtract.outer(edges, bin_hz)
     filters = np.zeros((n_mels, bin_hz.size))
@@ -97,7 +95,6 @@ def mfcc(audio: np.ndarray, fs: int, n_mfcc: int, n_fft: int, hop: int) -> np.nd
     """MFCCs (n_mfcc, frames) of float64 ``audio`` with librosa's defaults for the rest: 128
     mel bands, dB with the floor :data:`TOP_DB` below the maximum, type-2 orthonormal DCT."""
     mel_power = mel_filters(fs, n_fft) @ power_spectrogram(audio, n_fft, hop)
-    db = 10.0 * np.log10(np.maximum(_POWER_FLOOR, mel_power))
-    db -= 10.0 * np.log10(np.maximum(_POWER_FLOOR, 1.0))
+    db = 10.0 * np.log10(np.maximum(_POWER_FLOOR, mel_power))  # relative to a power of 1
     db = np.maximum(db, db.max() - TOP_DB)
     return scipy.fft.dct(db, axis=-2, type=2, norm="ortho")[:n_mfcc, :]

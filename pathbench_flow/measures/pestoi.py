@@ -205,12 +205,14 @@ def pestoi_template(
             TOO_FEW_REFERENCES,
             "P-(E)STOI averages the references aligned to the first one, so it needs at least 2",
         )
-    if part is None:
-        part = lambda c, r: template_part(ref_features[c], ref_features[r])  # noqa: E731
     centroid, others = usable[0], usable[1:]
     energy = np.zeros_like(ref_features[centroid])
     for reference in others:
-        centroid_frames, linear = part(centroid, reference)
+        centroid_frames, linear = (
+            part(centroid, reference)
+            if part
+            else template_part(ref_features[centroid], ref_features[reference])
+        )
         energy[:, centroid_frames] += linear
     return np.log10(energy / len(others))
 
