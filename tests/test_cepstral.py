@@ -12,7 +12,10 @@ from parselmouth.praat import call
 from pathbench_flow import SAMPLE_RATE
 from pathbench_flow.audio import load_audio
 from pathbench_flow.measures.cepstral import cpp, cpps, cpps_praat, framing, pathbench_cpp
-from pathbench_flow.measures.cepstral.pair_counts import count_descending_pairs
+from pathbench_flow.measures.cepstral.pair_counts import (
+    count_descending_pairs,
+    sorted_pair_slopes,
+)
 from pathbench_flow.measures.cepstral.power_cepstrogram import (
     emphasised_and_padded,
     frame_times,
@@ -228,6 +231,28 @@ def test_pair_count_at_a_slope_counts_pairwise_slopes():
     # Floating-point z = y - t k can only disagree for slopes within rounding of t.
     near = np.count_nonzero(np.isclose(pairwise, slopes[:, None], rtol=1e-12), axis=1)
     assert np.all(np.abs(counts - expected) <= near)
+
+
+@pytest.mark.parametrize("pairs", [500, 2000])
+def test_sorted_pair_slopes_equal_numpy_sorted_slopes(pairs):
+    """The keyed sort gives np.sort's values bit for bit, also where float32 rounding merges
+    slopes (tiny spreads, huge values) and ties abound. Zero slopes are +0.0 here, as from any
+    dB values (x - x is +0.0); np.sort leaves -0.0 and +0.0 in either order."""
+    rng = np.random.default_rng(pairs)
+    n = 785
+    first = rng.integers(0, n - 1, size=pairs)
+    second = first + 1 + rng.integers(0, n - 1 - first)
+    values = rng.standard_normal((7, n)) * 10
+    values[1] = np.round(values[1]) + 0.0  # many equal slopes, zeros among them
+    values[2] = 0.0
+    values[3] = 50.0 + 1e-9 * rng.standard_normal(n)  # slopes float32 cannot tell apart
+    values[4] *= 1e30
+    values[5] = -values[0]
+    values[6] = np.arange(n) * 0.25  # one slope everywhere
+    expected = np.sort((values[:, second] - values[:, first]) / (second - first), axis=1)
+    result = sorted_pair_slopes(values, first, second)
+    np.testing.assert_array_equal(result, expected)
+    np.testing.assert_array_equal(np.signbit(result), np.signbit(expected))
 
 
 @pytest.mark.parametrize("how", ["sorted", "nearly sorted", "random"])

@@ -157,11 +157,55 @@ def count_descending_pairs(values: np.ndarray, slopes: np.ndarray) -> tuple[np.n
 
 
 @numba.njit(cache=True)
-def pair_slopes(values: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """Slopes (y[second] - y[first]) / (second - first) of the given index pairs, per row."""
-    slopes = np.empty((values.shape[0], first.size))
-    for row in range(values.shape[0]):
-        for pair in range(first.size):
+def _slope_keys(
+    values: np.ndarray, first: np.ndarray, second: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Slopes (y[second] - y[first]) / (second - first) of the given index pairs, per row, and
+    their 32-bit sort keys: the high bits order the slopes as float32 values (sign flipped
+    into an unsigned order), the low bits hold n_pairs - 1 - the pair's position."""
+    rows, n_pairs = values.shape[0], first.size
+    low = np.uint32((1 << _index_bits(n_pairs)) - 1)
+    slopes = np.empty((rows, n_pairs))
+    keys = np.empty((rows, n_pairs), dtype=np.uint32)
+    narrow = np.empty(n_pairs, dtype=np.float32)
+    bits = narrow.view(np.uint32)
+    sign = np.uint32(0x80000000)
+    for row in range(rows):
+        for pair in range(n_pairs):
             rise = values[row, second[pair]] - values[row, first[pair]]
             slopes[row, pair] = rise / (second[pair] - first[pair])
-    return slopes
+        narrow[:] = slopes[row]
+        for pair in range(n_pairs):
+            ordered = bits[pair] ^ sign if bits[pair] < sign else ~bits[pair]
+            keys[row, pair] = (ordered & ~low) | (low - np.uint32(pair))
+    return slopes, keys
+
+
+@numba.njit(cache=True)
+def _gather_sorted(slopes: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Each row of ``slopes`` in ascending order, from its sorted keys (:func:`_order_runs`
+    orders the slopes that rounding to float32 merged)."""
+    rows, n_pairs = slopes.shape
+    low = np.uint32((1 << _index_bits(n_pairs)) - 1)
+    order = np.empty(n_pairs, dtype=np.int64)
+    result = np.empty((rows, n_pairs))
+    for row in range(rows):
+        _order_runs(slopes[row], keys[row], low, order)
+        for position in range(n_pairs):
+            result[row, position] = slopes[row, order[position]]
+    return result
+
+
+def sorted_pair_slopes(values: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Slopes (y[second] - y[first]) / (second - first) of the given index pairs of each row,
+    each row sorted ascending: the values ``np.sort`` gives, for finite slopes (-0.0 comes
+    before +0.0, which np.sort leaves in either order).
+
+    Sorted through 32-bit keys because numpy sorts float64 rows without vector instructions,
+    ~5.5 microseconds for a row of the 500 pairs :mod:`.theil_sen` samples, while a row of at
+    most 512 32-bit keys goes through a sorting network in registers (x86-simd-sort, on
+    AVX-512): 0.5 microseconds, and 2.5 for the whole function (measured on an AMD EPYC).
+    """
+    slopes, keys = _slope_keys(np.ascontiguousarray(values, dtype=np.float64), first, second)
+    keys.sort(axis=1)
+    return _gather_sorted(slopes, keys)
