@@ -62,6 +62,13 @@ def _index_bits(n: int) -> int:
     return bits
 
 
+@numba.njit(cache=True, inline="always")
+def _key(bits: np.uint32, low: np.uint32, index: int) -> np.uint32:
+    """A sort key: the high bits of ``bits`` and, in the ``low`` bits, low - index, which
+    :func:`_order_runs` decodes (equal high bits then sort latest index first)."""
+    return (bits & ~low) | (low - np.uint32(index))
+
+
 @numba.njit(cache=True)
 def _sort_keys(values: np.ndarray, slopes: np.ndarray) -> np.ndarray:
     """32-bit keys whose integer order is the value order of each row's z up to rounding, and
@@ -84,7 +91,7 @@ def _sort_keys(values: np.ndarray, slopes: np.ndarray) -> np.ndarray:
         for index in range(n):
             narrow[index] = z[index] - smallest
         for index in range(n):
-            keys[row, index] = (bits[index] & ~low) | (low - np.uint32(index))
+            keys[row, index] = _key(bits[index], low, index)
     return keys
 
 
@@ -177,7 +184,7 @@ def _slope_keys(
         narrow[:] = slopes[row]
         for pair in range(n_pairs):
             ordered = bits[pair] ^ sign if bits[pair] < sign else ~bits[pair]
-            keys[row, pair] = (ordered & ~low) | (low - np.uint32(pair))
+            keys[row, pair] = _key(ordered, low, pair)
     return slopes, keys
 
 
