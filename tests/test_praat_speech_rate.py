@@ -10,11 +10,16 @@ from pathlib import Path
 import numpy as np
 import parselmouth
 import pytest
+from parselmouth.praat import call
 
 from pathbench_flow import SAMPLE_RATE, registry
 from pathbench_flow.audio import load_audio
 from pathbench_flow.evaluators.signal import PraatSpeechRateEvaluator
-from pathbench_flow.measures.praat_speech_rate import praat_speech_rate, syllable_nuclei
+from pathbench_flow.measures.praat_speech_rate import (
+    _window_minimum,
+    praat_speech_rate,
+    syllable_nuclei,
+)
 from pathbench_flow.status import TOO_SHORT
 from pathbench_flow.testing.speech_fixtures import (
     add_noise,
@@ -150,3 +155,19 @@ def test_registered_trimmable_and_pathbench_only():
     assert not registry.info("speech_rate").pathbench_compatible
     with pytest.raises(ValueError, match="this project's variant is the evaluator 'speech_rate'"):
         PraatSpeechRateEvaluator(compat="none")
+
+
+def test_window_minimum_equals_praats_get_minimum():
+    """Windows inside, across both ends and between two frames (no frame time in them)."""
+    sound = parselmouth.Sound(spoken_sentences()[3], sampling_frequency=SAMPLE_RATE)
+    intensity = sound.to_intensity(50.0)
+    rng = np.random.default_rng(3)
+    starts = rng.uniform(-0.1, sound.xmax + 0.1, 400)
+    widths = np.concatenate([rng.uniform(0.0, 0.3, 300), rng.uniform(0.0, 0.4 * intensity.dx, 100)])
+    frames = intensity.x1 + intensity.dx * np.arange(intensity.nx)
+    windows = [(float(a), float(a + w)) for a, w in zip(starts, widths, strict=True)]
+    windows += [(float(t), float(t + intensity.dx)) for t in frames[:20]]  # on frame times
+    for start, end in windows:
+        expected = call(intensity, "Get minimum", start, end, "None")
+        found = _window_minimum(intensity, start, end)
+        assert found == expected or (np.isnan(found) and np.isnan(expected)), (start, end)

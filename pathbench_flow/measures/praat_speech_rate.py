@@ -65,15 +65,37 @@ VOICING = {
 }
 """Praat's "To Pitch (ac)" settings that decide whether a peak is voiced."""
 
+_CUBIC = parselmouth.ValueInterpolation.CUBIC
+
 
 def _peaks_above(intensity: parselmouth.Intensity, threshold: float) -> list[tuple[float, float]]:
-    """(time, dB) of the intensity maxima above ``threshold``, in time order."""
+    """(time, dB) of the intensity maxima above ``threshold``, in time order.
+
+    The same Praat queries as the script's loop over points, but the point times come out in
+    one Matrix and the values through parselmouth's own binding of "Get value at time": a
+    command through ``call`` costs ~70 microseconds of interpreter work, the binding ~1.
+    """
     contour = call(call(intensity, "Down to Matrix"), "To Sound (slice)", 1)
     maxima = call(contour, "To PointProcess (extrema)", "Left", "yes", "no", "Sinc70")
-    count = call(maxima, "Get number of points")
-    times = [call(maxima, "Get time from index", i) for i in range(1, count + 1)]
-    values = [call(contour, "Get value at time", t, "Cubic") for t in times]
-    return [(t, v) for t, v in zip(times, values, strict=True) if v > threshold]
+    if call(maxima, "Get number of points") == 0:
+        return []
+    times = call(maxima, "To Matrix").values[0]
+    values = [contour.get_value(t, interpolation=_CUBIC) for t in times]
+    return [(float(t), v) for t, v in zip(times, values, strict=True) if v > threshold]
+
+
+def _window_minimum(intensity: parselmouth.Intensity, start: float, end: float) -> float:
+    """Praat's "Get minimum" of ``intensity`` between two times, interpolation "None".
+
+    Without interpolation Praat's answer is the smallest frame value whose frame time lies in
+    [start, end] (the local minima it scans and the two end frames are all such values), so
+    it is found with numpy. A window holding no frame time is left to Praat.
+    """
+    first = max(1, int(1.0 + math.ceil((start - intensity.x1) / intensity.dx)))
+    last = min(intensity.nx, int(1.0 + math.floor((end - intensity.x1) / intensity.dx)))
+    if first > last:
+        return call(intensity, "Get minimum", start, end, "None")
+    return float(np.min(intensity.values[0, first - 1 : last]))
 
 
 def _dipped(intensity: parselmouth.Intensity, peaks: list[tuple[float, float]]) -> list[float]:
@@ -85,10 +107,10 @@ def _dipped(intensity: parselmouth.Intensity, peaks: list[tuple[float, float]]) 
     kept = []
     level = peaks[0][1]
     for (time, _), (next_time, _) in zip(peaks, peaks[1:], strict=False):
-        dip = call(intensity, "Get minimum", time, next_time, "None")
+        dip = _window_minimum(intensity, time, next_time)
         if abs(level - dip) > MIN_DIP_DB:
             kept.append(time)
-        level = call(intensity, "Get value at time", next_time, "Cubic")
+        level = intensity.get_value(next_time, interpolation=_CUBIC)
     return kept
 
 
