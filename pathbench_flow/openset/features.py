@@ -16,19 +16,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import librosa
 import numpy as np
 import parselmouth
 from parselmouth.praat import call
 from scipy.signal import welch
 
 from pathbench_flow import tracks
-from pathbench_flow.measures import pitch, speech_rate, vsa, wada_snr
+from pathbench_flow.measures import mfcc, pitch, speech_rate, vsa, wada_snr
 from pathbench_flow.openset.schema import FEATURE_NAMES
 from pathbench_flow.status import NoScore
 
 _PERIOD_ARGS = (0.0, 0.0, 0.0001, 0.02, 1.3)
-_MFCC = {"n_mfcc": 5, "n_fft": 400, "hop_length": 160, "win_length": 400}
+_MFCC = {"n_mfcc": 5, "n_fft": 400, "hop": 160}
+"""``librosa.feature.mfcc`` on float32 audio with these settings, without importing librosa
+(:mod:`pathbench_flow.measures.mfcc` gives its values bit for bit)."""
 _FORMANT_CEILING_HZ = 5500.0
 
 
@@ -121,7 +122,7 @@ def _spectral_features(audio: np.ndarray, fs: int) -> dict[str, float]:
         else np.nan
     )
     positive = power[power > 0]
-    mfcc = librosa.feature.mfcc(y=audio.astype(np.float32), sr=fs, **_MFCC)
+    cepstra = mfcc.mfcc(audio.astype(np.float32), fs, **_MFCC)
     features = {
         "spectral_tilt_db_oct": float(slope),
         "spectral_centroid_hz": float(np.sum(freqs * power) / np.sum(power))
@@ -131,7 +132,7 @@ def _spectral_features(audio: np.ndarray, fs: int) -> dict[str, float]:
         if positive.size
         else np.nan,
     }
-    features.update({f"mfcc{k}_mean": float(mfcc[k].mean()) for k in range(1, 5)})
+    features.update({f"mfcc{k}_mean": float(cepstra[k].mean()) for k in range(1, 5)})
     return features
 
 

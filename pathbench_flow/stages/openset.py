@@ -356,7 +356,7 @@ def openset_features(
     """
     from pathbench_flow.openset.features import (
         utterance_features,
-    )  # Praat, librosa: this stage only
+    )  # Praat, scipy.signal: this stage only
 
     load_tracks(track_paths)
     manifest = load_manifest(manifest_path, shard)
