@@ -370,6 +370,15 @@ TRACK_READERS = {
 }
 
 
+def track_priority(name):
+    """Scheduling priority of a track's jobs: those of the tracks a speaker-scoring job reads
+    come first. That job waits for every shard's tracks and is the longest of a run (`vsa`:
+    50 s on a UASpeech-sized corpus), so the sooner they exist the sooner it runs beside the
+    per-shard jobs instead of alone at the end."""
+    readers = TRACK_READERS.get(name, [])
+    return 10 if any(reader in SPEAKER_EVALUATORS for reader in readers) else 0
+
+
 def planned_track(name):
     """How a track job computes track ``name``: the track, and for which utterances."""
     return TRACK_PLAN.get(name) or TrackUse(TRACKS[name])

@@ -13,6 +13,7 @@ rule compute_track:
         "logs/{dataset}/compute_track/{track}/{variant}/{shard}.log",
     wildcard_constraints:
         track=_alternatives(sorted({*TRACKS, *TRACK_PLAN})),
+    priority: lambda wc: track_priority(wc.track)
     conda:
         "../envs/pathbench.yaml"
     threads: 1

@@ -1,3 +1,5 @@
+# Every trimmed analysis waits for its shard's trims, and a speaker-scoring job for all of them:
+# trimming first keeps the most work ready to run on every core (tracks.smk, track_priority).
 rule fa_trim:
     input:
         manifest=shard_rows,
@@ -6,6 +8,7 @@ rule fa_trim:
         "results/{dataset}/trim/{shard}.parquet",
     log:
         "logs/{dataset}/fa_trim/{shard}.log",
+    priority: 10
     conda:
         "../envs/pathbench.yaml"
     threads: 1
