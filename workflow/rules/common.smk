@@ -371,12 +371,14 @@ TRACK_READERS = {
 
 
 def track_priority(name):
-    """Scheduling priority of a track's jobs: those of the tracks a speaker-scoring job reads
-    come first. That job waits for every shard's tracks and is the longest of a run (`vsa`:
-    50 s on a UASpeech-sized corpus), so the sooner they exist the sooner it runs beside the
-    per-shard jobs instead of alone at the end."""
+    """Scheduling priority of a track's jobs. Tracks feed most scoring jobs and the CPPS track
+    is a run's longest per-shard job (~20 s a shard on a UASpeech-sized corpus), so tracks
+    come before the short jobs that read them, which then fill the cores at the end (5).
+    First of all come the tracks a speaker-scoring job reads (10): that job waits for every
+    shard's and is the longest of a run (`vsa`: 50 s), so the sooner they exist the sooner it
+    runs beside the per-shard jobs instead of alone at the end."""
     readers = TRACK_READERS.get(name, [])
-    return 10 if any(reader in SPEAKER_EVALUATORS for reader in readers) else 0
+    return 10 if any(reader in SPEAKER_EVALUATORS for reader in readers) else 5
 
 
 def planned_track(name):

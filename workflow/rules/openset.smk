@@ -1,3 +1,5 @@
+# Before the short scoring jobs (as the tracks, common.smk: track_priority): the open-set
+# folds, fits and held-out scores wait for every shard's features and run one after another.
 rule openset_features:
     input:
         manifest=shard_rows,
@@ -8,6 +10,7 @@ rule openset_features:
         "results/{dataset}/openset/features/{shard}.parquet",
     log:
         "logs/{dataset}/openset_features/{shard}.log",
+    priority: 5
     conda:
         "../envs/pathbench.yaml"
     threads: 1
