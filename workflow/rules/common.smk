@@ -370,15 +370,23 @@ TRACK_READERS = {
 }
 
 
+FIRST = 10
+"""Scheduling priority of the jobs that gate the longest ones: trimming, the speaker-scoring
+jobs and the tracks they read."""
+EARLY = 5
+"""Priority of the jobs many others wait for (tracks, open-set features): before the short
+scoring jobs (priority 0), which fill the cores at the end of a run."""
+
+
 def track_priority(name):
     """Scheduling priority of a track's jobs. Tracks feed most scoring jobs and the CPPS track
     is a run's longest per-shard job (~20 s a shard on a UASpeech-sized corpus), so tracks
-    come before the short jobs that read them, which then fill the cores at the end (5).
-    First of all come the tracks a speaker-scoring job reads (10): that job waits for every
+    come before the short jobs that read them, which then fill the cores at the end (EARLY).
+    First of all come the tracks a speaker-scoring job reads (FIRST): that job waits for every
     shard's and is the longest of a run (`vsa`: 50 s), so the sooner they exist the sooner it
     runs beside the per-shard jobs instead of alone at the end."""
     readers = TRACK_READERS.get(name, [])
-    return 10 if any(reader in SPEAKER_EVALUATORS for reader in readers) else 5
+    return FIRST if any(reader in SPEAKER_EVALUATORS for reader in readers) else EARLY
 
 
 def planned_track(name):

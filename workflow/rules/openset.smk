@@ -10,7 +10,7 @@ rule openset_features:
         "results/{dataset}/openset/features/{shard}.parquet",
     log:
         "logs/{dataset}/openset_features/{shard}.log",
-    priority: 5
+    priority: EARLY
     conda:
         "../envs/pathbench.yaml"
     threads: 1

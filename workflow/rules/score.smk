@@ -41,7 +41,7 @@ rule score_speakers:
         "logs/{dataset}/score_speakers/{evaluator}.log",
     # One job reads the whole dataset and is often the longest: started as soon as its inputs
     # exist, it does not leave a core idle at the end of the run.
-    priority: 10
+    priority: FIRST
     conda:
         "../envs/pathbench.yaml"
     threads: 1

@@ -8,7 +8,7 @@ rule fa_trim:
         "results/{dataset}/trim/{shard}.parquet",
     log:
         "logs/{dataset}/fa_trim/{shard}.log",
-    priority: 10
+    priority: FIRST
     conda:
         "../envs/pathbench.yaml"
     threads: 1
