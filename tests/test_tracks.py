@@ -304,6 +304,63 @@ def test_pooled_points_stack_every_utterance_and_none_gives_an_empty_set(varied)
     assert vsa.pooled_points(per_sample, [], SAMPLE_RATE, [], 5000.0).shape == (0, 2)
 
 
+def _tone_dataset(root: Path) -> Path:
+    """Two speakers x two texts, each utterance its own 1 s tone (so no two share a value)."""
+    import soundfile as sf
+
+    from pathbench_flow.testing.kaldi_builder import SPEAKERS, TEXTS, tone, write_kaldi
+
+    (root / "wav").mkdir(parents=True)
+    wav, text, utt2spk = [], [], []
+    for k, (speaker, sentence) in enumerate((s, t) for s in SPEAKERS for t in TEXTS):
+        utt = f"{speaker}_u{k}"
+        sf.write(root / "wav" / f"{utt}.wav", tone(1.0, freq=150.0 + 40 * k), SAMPLE_RATE)
+        wav.append(f"{utt} wav/{utt}.wav")
+        text.append(f"{utt} {sentence}")
+        utt2spk.append(f"{utt} {speaker}")
+    write_kaldi(root, wav, text, utt2spk, SPEAKERS)
+    return root
+
+
+def test_an_fa_track_reads_the_raw_values_of_recordings_trimming_left_whole(tmp_path):
+    """Trimmed utterances are analysed; the ones trimming kept whole (a fallback) come from
+    the raw file, and the fa file is the one the job writes without it, byte for byte."""
+    import pandas as pd
+
+    from pathbench_flow.io import write_parquet
+    from pathbench_flow.schemas import TRIM_SCHEMA
+    from pathbench_flow.stages.tracks import compute_track
+    from pathbench_flow.stages.validate import validate_dataset
+
+    manifest = tmp_path / "manifest.parquet"
+    data = _tone_dataset(tmp_path / "data")
+    validate_dataset(data, manifest, tmp_path / "validation.json", n_shards=1)
+    utts = sorted(pd.read_parquet(manifest)["utt_id"])
+    trims = tmp_path / "trim.parquet"
+    rows = [
+        (utt, "energy", "energy", 0.2, 0.8, 0, "")
+        if k % 2
+        else (utt, "pocketsphinx", "failed_fallback", 0.0, 1.0, 0, "implausible alignment")
+        for k, utt in enumerate(utts)
+    ]
+    write_parquet(pd.DataFrame(rows, columns=TRIM_SCHEMA.names), trims, TRIM_SCHEMA, ["utt_id"])
+    for track in ("pitch", "cpps"):
+        tracks.forget()
+        raw = tmp_path / f"{track}-raw.parquet"
+        compute_track([manifest], track, "raw", raw)
+        tracks.forget()
+        alone = tmp_path / f"{track}-fa-alone.parquet"
+        compute_track([manifest], track, "fa", alone, trim_paths=[trims])
+        assert tracks.counts() == {(track, "computed"): 4}
+        tracks.forget()
+        reading = tmp_path / f"{track}-fa.parquet"
+        compute_track([manifest], track, "fa", reading, trim_paths=[trims], raw_paths=[raw])
+        assert tracks.counts() == {(track, "computed"): 2, (track, "reused"): 2}
+        assert reading.read_bytes() == alone.read_bytes()
+    with pytest.raises(ValueError, match="only an fa track"):
+        compute_track([manifest], "pitch", "raw", tmp_path / "x.parquet", raw_paths=[raw])
+
+
 SMALL_RUN = {
     "demo": {"n_pathological": 4, "n_control": 1, "n_utterances": 2},
     "datasets": {"demo": {"path": "resources/demo/pathological", "trim_backend": "energy"}},

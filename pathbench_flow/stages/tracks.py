@@ -7,7 +7,9 @@ every shard. The audio is loaded exactly as the consumers load it (raw:
 :func:`pathbench_flow.evaluator.trimmed_audio`, with its fallback to the untrimmed audio), so
 the digests the file records are the ones the consumers look up. A model track
 (:mod:`pathbench_flow.neural.model_tracks`) is written only for the utterances of the
-languages its readers score: an ASR model serves its languages only.
+languages its readers score: an ASR model serves its languages only. An ``fa`` job also reads
+the ``raw`` file of its track and slices when there is one: trimming leaves some recordings
+whole (its fallbacks, explicit segments), and their values are already there.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from pathbench_flow.metric import FA, RAW
 from pathbench_flow.neural import models
 from pathbench_flow.progress import Progress
 from pathbench_flow.stages.score import items_from_manifest
+from pathbench_flow.status import GOOD_TRIMS
 from pathbench_flow.tracks import TRACKS, Track
-from pathbench_flow.tracks.store import track_rows, write_track
+from pathbench_flow.tracks.store import load_tracks, track_rows, write_track
 from pathbench_flow.trimming.stored import StoredTrimmer
 
 LOAD_CHUNK = 64
@@ -40,6 +43,16 @@ def variant_audio(item: Item, trimmer: Trimmer | None) -> np.ndarray:
     return trimmed_audio(trimmer, item)[0]
 
 
+def kept_whole(items: Sequence[Item], trimmer: StoredTrimmer) -> list[str]:
+    """The utterances whose trimmed audio is their raw audio: trimming fell back to the plain
+    load or kept an explicit segment whole (every status but a real trim)."""
+    return [
+        item.utt_id
+        for item in items
+        if trimmer.record(item.audio_path, item.start, item.end).status not in GOOD_TRIMS
+    ]
+
+
 def compute_track(
     manifest_paths: Sequence[str | Path],
     track: Track | str,
@@ -47,6 +60,7 @@ def compute_track(
     output_path: str | Path,
     *,
     trim_paths: Sequence[str | Path] = (),
+    raw_paths: Sequence[str | Path] = (),
     languages: Collection[str] | None = None,
     batch_size: int = 1,
 ) -> int:
@@ -54,6 +68,11 @@ def compute_track(
     the manifest slices ``manifest_paths`` (a shard's rows, or every shard's of a set) in
     ``variant``, or for those in ``languages`` only (the ones its consumers read); returns the
     number of rows. ``fa`` needs the slices' trim tables.
+
+    ``raw_paths`` (``fa`` only) are the same slices' ``raw`` files of the track: the values of
+    the utterances trimming left whole are read from them, not analysed again (the memo is
+    keyed by the audio, so they are the values an analysis would give, bit for bit). On a
+    UASpeech-shaped corpus those recordings are a fifth of the trimmed audio.
 
     The audio is analysed :data:`LOAD_CHUNK` utterances at a time (a model track batches them
     on a GPU, up to ``batch_size``), so a set's audio is never all in memory at once.
@@ -72,6 +91,10 @@ def compute_track(
         for item in items_from_manifest(load_manifest(path))
         if languages is None or item.language in languages
     ]
+    if raw_paths:
+        if trimmer is None:
+            raise ValueError("only an fa track reads the raw track's values")
+        load_tracks(raw_paths, [track], kept_whole(items, trimmer))
     meter = Progress(f"compute_track {output_path}", len(items))
     rows = []
     for start in range(0, len(items), LOAD_CHUNK):

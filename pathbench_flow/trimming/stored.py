@@ -51,6 +51,14 @@ class StoredTrimmer:
             [load_manifest(p) for p in manifest_paths], [read_parquet(p) for p in trim_paths]
         )
 
+    def record(self, audio_path: str, start_time: float, end_time: float) -> TrimRecord:
+        """The stored record of an utterance (raises KeyError for one no table holds)."""
+        key = (audio_path, float(start_time), float(end_time))
+        record = self._records.get(key)
+        if record is None:
+            raise KeyError(f"no stored trim boundaries for {audio_path} [{start_time}, {end_time}]")
+        return record
+
     def trim(
         self,
         audio_path: str,
@@ -59,9 +67,6 @@ class StoredTrimmer:
         start_time: float,
         end_time: float,
     ) -> TrimResult:
-        key = (audio_path, float(start_time), float(end_time))
-        record = self._records.get(key)
-        if record is None:
-            raise KeyError(f"no stored trim boundaries for {audio_path} [{start_time}, {end_time}]")
+        record = self.record(audio_path, start_time, end_time)
         audio = load_shared(audio_path, start_time, end_time)
         return TrimResult(cut(audio, record.trim_start_s, record.trim_end_s), SAMPLE_RATE, record)

@@ -550,6 +550,29 @@ def planned_tracks(dataset):
     return sorted(files)
 
 
+@cache
+def _planned_track_set(dataset):
+    return frozenset(planned_tracks(dataset))
+
+
+def raw_counterpart(pattern):
+    """Input function of a track job: for the fa variant, the raw file of the same track and
+    slices (``pattern``, formatted with the job's wildcards) when some consumer has it planned.
+
+    Trimming leaves some recordings whole (its fallbacks, explicit segments), and for them the
+    fa job would analyse again exactly the audio the raw job analysed; it reads their values
+    instead (pathbench_flow.stages.tracks). No file is planned for this alone.
+    """
+
+    def files(wildcards):
+        if wildcards.variant != "fa":
+            return []
+        path = pattern.format(**dict(wildcards.items()))
+        return [path] if path in _planned_track_set(wildcards.dataset) else []
+
+    return files
+
+
 def utterance_scores(dataset):
     """Utterance score tables: the evaluators' per shard, and the predictors' given per
     utterance (predictors.smk)."""

@@ -6,6 +6,7 @@ rule compute_track:
     input:
         manifests=lambda wc: [shard_rows(wc)],
         trims=lambda wc: shard_trim(wc) if wc.variant == "fa" else [],
+        raw=raw_counterpart("results/{dataset}/tracks/{track}/raw/{shard}.parquet"),
         audio=declared_audio(shard_audio_files),
     output:
         "results/{dataset}/tracks/{track}/{variant}/{shard}.parquet",
@@ -40,6 +41,9 @@ use rule compute_track as compute_reference_track with:
             if wc.variant == "fa"
             else []
         ),
+        raw=raw_counterpart(
+            "results/{dataset}/reference/tracks/{track}/raw/{shard}.parquet"
+        ),
         audio=declared_audio(reference_shard_audio_files),
     output:
         "results/{dataset}/reference/tracks/{track}/{variant}/{shard}.parquet",
@@ -54,6 +58,7 @@ use rule compute_track as compute_set_track with:
     input:
         manifests=lambda wc: shard_slices(wc.dataset),
         trims=lambda wc: trim_tables(wc.dataset) if wc.variant == "fa" else [],
+        raw=raw_counterpart("results/{dataset}/tracks/{track}/raw.parquet"),
         audio=declared_audio(dataset_audio_files),
     output:
         "results/{dataset}/tracks/{track}/{variant}.parquet",
@@ -65,6 +70,7 @@ use rule compute_track as compute_reference_set_track with:
     input:
         manifests=lambda wc: shard_slices(wc.dataset, reference=True),
         trims=lambda wc: reference_trim_tables(wc.dataset) if wc.variant == "fa" else [],
+        raw=raw_counterpart("results/{dataset}/reference/tracks/{track}/raw.parquet"),
         audio=declared_audio(reference_audio_files),
     output:
         "results/{dataset}/reference/tracks/{track}/{variant}.parquet",

@@ -16,6 +16,7 @@ compute_track(
     snakemake.wildcards.variant,
     snakemake.output[0],
     trim_paths=list(snakemake.input.trims),
+    raw_paths=list(snakemake.input.raw),
     languages=snakemake.params.languages,
     batch_size=snakemake.params.batch_size,
 )
