@@ -14,6 +14,7 @@ from pathbench_flow.audio import load_audio
 from pathbench_flow.measures.cepstral import cpp, cpps, cpps_praat, framing, pathbench_cpp
 from pathbench_flow.measures.cepstral.pair_counts import (
     count_descending_pairs,
+    descending_pair_counts,
     sorted_pair_slopes,
 )
 from pathbench_flow.measures.cepstral.power_cepstrogram import (
@@ -206,11 +207,13 @@ def test_pair_count_is_exact(n):
     z[2] = np.round(z[2])  # many exact ties
     z[3] = 50.0 + np.arange(n) % 3 * 1e-12  # long runs of exact ties
     z[4] = 0.0
-    # Distinct values that the 32-bit sort keys merge into one run (far above the minimum).
+    # Distinct values that the 32-bit sort keys merge into one run (an outlier far below them
+    # stretches the range the keys divide).
     z[5] = 50.0 + 1e-9 * rng.permutation(n)
     z[5, 0] = -1e6
     counts, order = count_descending_pairs(z, np.zeros(len(z)))
     np.testing.assert_array_equal(counts, descending_pairs_by_brute_force(z))
+    np.testing.assert_array_equal(descending_pair_counts(z, np.zeros(len(z))), counts)
     # The order sorts each row, equal values latest index first.
     ordered = np.take_along_axis(z, order, axis=1)
     assert np.all(np.diff(ordered, axis=1) >= 0)

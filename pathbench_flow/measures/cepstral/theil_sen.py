@@ -12,7 +12,11 @@ from functools import cache
 import numba
 import numpy as np
 
-from pathbench_flow.measures.cepstral.pair_counts import count_descending_pairs, sorted_pair_slopes
+from pathbench_flow.measures.cepstral.pair_counts import (
+    count_descending_pairs,
+    descending_pair_counts,
+    sorted_pair_slopes,
+)
 
 _MEDIAN_WINDOW = 64
 """Positions either side of the middle of a nearly right order searched for the median."""
@@ -115,7 +119,7 @@ def theil_sen_slope(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sample = sorted_pair_slopes(values, first, second)
     middle = _SAMPLED_PAIRS // 2
     guess = 0.5 * (sample[:, middle - 1] + sample[:, middle])
-    first_count, _ = count_descending_pairs(values, guess)
+    first_count = descending_pair_counts(values, guess)
     excess = first_count - target
     # Read the sample quantile displaced by the exact rank error, interpolating linearly.
     position = np.clip((0.5 - excess / n_pairs) * _SAMPLED_PAIRS - 0.5, 0, _SAMPLED_PAIRS - 1)
@@ -175,8 +179,8 @@ def _slope_with_ties(values: np.ndarray, ordered: np.ndarray, target: float) -> 
     """
     rows, n = values.shape
     n_pairs = n * (n - 1) // 2
-    below = count_descending_pairs(values, np.full(rows, -_ZERO_SLOPE))[0]
-    above = count_descending_pairs(values, np.full(rows, _ZERO_SLOPE))[0]
+    below = descending_pair_counts(values, np.full(rows, -_ZERO_SLOPE))
+    above = descending_pair_counts(values, np.full(rows, _ZERO_SLOPE))
     negative = target <= below
     off_zero = negative | (target > above)
     limit = ordered[:, -1] - ordered[:, 0] + 1.0
@@ -195,7 +199,7 @@ def _slope_with_ties(values: np.ndarray, ordered: np.ndarray, target: float) -> 
         trial = (lo * high_weight[active] + hi * low_weight[active]) / (
             low_weight[active] + high_weight[active]
         )
-        count = count_descending_pairs(values[active], trial)[0]
+        count = descending_pair_counts(values[active], trial)
         rises = count > target
         # Illinois: an end that survives twice in a row has its weight halved.
         low_weight[active] = np.where(
