@@ -29,6 +29,7 @@ from pathbench_flow.languages import LANGUAGES
 from pathbench_flow.neural import model_tracks, models
 from pathbench_flow.stages.score import score_utterances
 from pathbench_flow.stages.tracks import compute_track
+from pathbench_flow.testing.kaldi_builder import build_tone_dataset
 from pathbench_flow.testing.speech_fixtures import require_espeak
 from pathbench_flow.tracks.store import load_tracks, track_rows, write_track
 
@@ -171,28 +172,13 @@ def test_a_model_is_identified_by_its_files_never_by_its_path(tiny, tmp_path, mo
     assert model_tracks.model_identity(copy) != large
 
 
-def _dataset(root: Path) -> Path:
-    """Two speakers x two English texts, each utterance its own 1 s tone (kaldi_builder's
-    tones are all the same samples, which the memo would analyse once)."""
-    from pathbench_flow.testing.kaldi_builder import SPEAKERS, TEXTS, tone, write_kaldi
-
-    (root / "wav").mkdir(parents=True)
-    wav, text, utt2spk = [], [], []
-    for k, (speaker, sentence) in enumerate((s, t) for s in SPEAKERS for t in TEXTS):
-        utt = f"{speaker}_u{k}"
-        sf.write(root / "wav" / f"{utt}.wav", tone(1.0, freq=150.0 + 40 * k), 16000)
-        wav.append(f"{utt} wav/{utt}.wav")
-        text.append(f"{utt} {sentence}")
-        utt2spk.append(f"{utt} {speaker}")
-    write_kaldi(root, wav, text, utt2spk, SPEAKERS)
-    return root
-
-
 def _manifest(tmp_path: Path) -> Path:
     from pathbench_flow.stages.validate import validate_dataset
 
     path = tmp_path / "manifest.parquet"
-    validate_dataset(_dataset(tmp_path / "data"), path, tmp_path / "validation.json", n_shards=1)
+    validate_dataset(
+        build_tone_dataset(tmp_path / "data"), path, tmp_path / "validation.json", n_shards=1
+    )
     return path
 
 
@@ -330,7 +316,7 @@ def test_the_workflow_runs_the_phone_model_once_for_all_its_measures(tiny, tmp_p
     from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 
     workdir = copy_workflow(tmp_path / "run")
-    _dataset(workdir / "data" / "mine")
+    build_tone_dataset(workdir / "data" / "mine")
     config = {
         "datasets": {"mine": {"path": "data/mine", "trim_backend": "energy"}},
         "evaluators": ["artp", "artp_old"],
@@ -375,7 +361,7 @@ def test_a_model_track_job_is_planned_once_with_its_readers_resources(tiny, tmp_
     from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 
     workdir = copy_workflow(tmp_path / "wf")
-    _dataset(workdir / "data" / "mine")
+    build_tone_dataset(workdir / "data" / "mine")
     config = {
         "datasets": {"mine": {"path": "data/mine", "trim_backend": "energy"}},
         "evaluators": ["artp_old", "dper", "nad", "cpps"],

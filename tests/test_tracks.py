@@ -28,6 +28,7 @@ from pathbench_flow.measures.pitch import pitch_track, praat_pitch
 from pathbench_flow.neural.models import ModelUnavailable
 from pathbench_flow.openset.features import utterance_features
 from pathbench_flow.status import TOO_SHORT, NoScore
+from pathbench_flow.testing.kaldi_builder import build_tone_dataset
 from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 from pathbench_flow.tracks.store import (
     EXCEPTION,
@@ -304,24 +305,6 @@ def test_pooled_points_stack_every_utterance_and_none_gives_an_empty_set(varied)
     assert vsa.pooled_points(per_sample, [], SAMPLE_RATE, [], 5000.0).shape == (0, 2)
 
 
-def _tone_dataset(root: Path) -> Path:
-    """Two speakers x two texts, each utterance its own 1 s tone (so no two share a value)."""
-    import soundfile as sf
-
-    from pathbench_flow.testing.kaldi_builder import SPEAKERS, TEXTS, tone, write_kaldi
-
-    (root / "wav").mkdir(parents=True)
-    wav, text, utt2spk = [], [], []
-    for k, (speaker, sentence) in enumerate((s, t) for s in SPEAKERS for t in TEXTS):
-        utt = f"{speaker}_u{k}"
-        sf.write(root / "wav" / f"{utt}.wav", tone(1.0, freq=150.0 + 40 * k), SAMPLE_RATE)
-        wav.append(f"{utt} wav/{utt}.wav")
-        text.append(f"{utt} {sentence}")
-        utt2spk.append(f"{utt} {speaker}")
-    write_kaldi(root, wav, text, utt2spk, SPEAKERS)
-    return root
-
-
 def test_an_fa_track_reads_the_raw_values_of_recordings_trimming_left_whole(tmp_path):
     """Trimmed utterances are analysed; the ones trimming kept whole (a fallback) come from
     the raw file, and the fa file is the one the job writes without it, byte for byte."""
@@ -333,7 +316,7 @@ def test_an_fa_track_reads_the_raw_values_of_recordings_trimming_left_whole(tmp_
     from pathbench_flow.stages.validate import validate_dataset
 
     manifest = tmp_path / "manifest.parquet"
-    data = _tone_dataset(tmp_path / "data")
+    data = build_tone_dataset(tmp_path / "data")
     validate_dataset(data, manifest, tmp_path / "validation.json", n_shards=1)
     utts = sorted(pd.read_parquet(manifest)["utt_id"])
     trims = tmp_path / "trim.parquet"

@@ -75,6 +75,21 @@ def build_dataset(root: Path, *, segments: bool = False) -> Path:
     return root
 
 
+def build_tone_dataset(root: Path) -> Path:
+    """Two speakers × two texts, each utterance its own 1 s tone: unlike :func:`build_dataset`
+    no two utterances have the same samples, so an analysis keyed by the audio computes each."""
+    (root / "wav").mkdir(parents=True)
+    wav, text, utt2spk = [], [], []
+    for k, (speaker, sentence) in enumerate((s, t) for s in SPEAKERS for t in TEXTS):
+        utt = f"{speaker}_u{k}"
+        sf.write(root / "wav" / f"{utt}.wav", tone(1.0, freq=150.0 + 40 * k), 16000)
+        wav.append(f"{utt} wav/{utt}.wav")
+        text.append(f"{utt} {sentence}")
+        utt2spk.append(f"{utt} {speaker}")
+    write_kaldi(root, wav, text, utt2spk, SPEAKERS)
+    return root
+
+
 def references_of(
     dataset: Dataset, utt_id: str, kind: str, reference: Dataset | None = None
 ) -> list[ReferenceAudio]:
