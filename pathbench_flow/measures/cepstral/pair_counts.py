@@ -126,6 +126,28 @@ def _order_runs(z: np.ndarray, keys: np.ndarray, low: np.uint32, order: np.ndarr
         start = stop
 
 
+@numba.njit(cache=True, inline="always")
+def _row_order(
+    values: np.ndarray,
+    slope: float,
+    keys: np.ndarray,
+    low: np.uint32,
+    z: np.ndarray,
+    order: np.ndarray,
+) -> None:
+    """The exact sorted order of one row's z into ``order``, from its sorted ``keys``: decoded
+    straight from them when no two keys share their high bits, else through
+    :func:`_order_runs`, which needs the row's z (``z`` is scratch space)."""
+    n = keys.size
+    for position in range(1, n):
+        if (keys[position] & ~low) == (keys[position - 1] & ~low):
+            _detrend(values, slope, z)
+            _order_runs(z, keys, low, order)
+            return
+    for position in range(n):
+        order[position] = np.int64(low - (keys[position] & low))
+
+
 @numba.njit(cache=True)
 def _count_sorted(
     values: np.ndarray, slopes: np.ndarray, keys: np.ndarray
@@ -142,34 +164,21 @@ def _count_sorted(
     counts = np.empty(rows, dtype=np.int64)
     z = np.empty(n)
     for row in range(rows):
-        _detrend(values[row], slopes[row], z)
-        _order_runs(z, keys[row], low, order[row])
+        _row_order(values[row], slopes[row], keys[row], low, z, order[row])
         counts[row] = _index_inversions(order[row])
     return counts, order
 
 
 @numba.njit(cache=True)
 def _count_keys(values: np.ndarray, slopes: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """:func:`_count_sorted`'s counts without the orders: a row whose sorted keys merged no
-    values is counted straight from its keys, decoding each index on the way."""
+    """:func:`_count_sorted`'s counts without keeping the orders (one row's at a time)."""
     rows, n = values.shape
     low = np.uint32((1 << _index_bits(n)) - 1)
     counts = np.empty(rows, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
     z = np.empty(n)
     for row in range(rows):
-        row_keys = keys[row]
-        merged = False
-        for position in range(1, n):
-            if (row_keys[position] & ~low) == (row_keys[position - 1] & ~low):
-                merged = True
-                break
-        if merged:
-            _detrend(values[row], slopes[row], z)
-            _order_runs(z, row_keys, low, order)
-        else:
-            for position in range(n):
-                order[position] = np.int64(low - (row_keys[position] & low))
+        _row_order(values[row], slopes[row], keys[row], low, z, order)
         counts[row] = _index_inversions(order)
     return counts
 
