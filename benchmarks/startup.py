@@ -4,7 +4,7 @@ Every job of a run is a fresh Python process that imports its stage before doing
 a library imported but not used costs every job its import time. Measured here, each in fresh
 processes, best of ``--repeat``:
 
-* per rule, what its script (``workflow/scripts/<rule>.py``) imports, read from the script itself;
+* per rule, what its script (``scripts/<rule>.py``) imports, read from the script itself;
   for the scoring rules also building each evaluator of the demo config with its options
   (one row per evaluator), as the scoring stage does before its first utterance;
 * ``snakemake -n`` on the demo config in a scratch copy of the workflow (the parse, the

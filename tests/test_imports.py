@@ -24,7 +24,7 @@ from pathbench_flow.testing.job_imports import DRY_RUN, run_fresh, script_import
 from pathbench_flow.testing.speech_fixtures import FIXTURES
 from pathbench_flow.testing.workflow_run import LOCAL_RUN, REPO, copy_workflow
 
-SCRIPTS = REPO / "workflow" / "scripts"
+SCRIPTS = REPO / "scripts"
 BLUE = FIXTURES / "BLUE_japanese10.wav"
 REFERENCES = [FIXTURES / f"BLUE_english{n}.wav" for n in (32, 33, 34)]
 

@@ -46,6 +46,7 @@ import yaml
 
 from pathbench_flow.testing.workflow_run import (
     REPO,
+    WORKFLOW_FILES,
     copy_workflow,
     output_files,
     snakemake,
@@ -426,9 +427,7 @@ def test_the_test_config_runs_without_a_shared_file_system(bucket, tmp_path_fact
     local = _local_run(_test_checkout(tmp_path_factory.mktemp("local")), *config)
 
     root = tmp_path_factory.mktemp("isolated")
-    workdir = git_checkout(
-        _test_checkout(root / "workflow"), ["workflow", "config", ".test/config"]
-    )
+    workdir = git_checkout(_test_checkout(root / "workflow"), [*WORKFLOW_FILES, ".test/config"])
     dataset = Path(".test/data/mine")
     assert bucket.upload(root.name, workdir / dataset, dataset) > 0
     # The audio is in the bucket only: the main process plans from the Kaldi files alone.
@@ -471,7 +470,7 @@ def test_a_reference_dataset_runs_without_a_shared_file_system(
     local = _local_run(checkout(tmp_path_factory.mktemp("local")), "--configfile", "demo.yaml")
 
     root = tmp_path_factory.mktemp("isolated")
-    workdir = git_checkout(checkout(root / "workflow"), ["workflow", "config", "demo.yaml"])
+    workdir = git_checkout(checkout(root / "workflow"), [*WORKFLOW_FILES, "demo.yaml"])
     assert bucket.upload(root.name, corpus, corpus) > 0
     hidden = [corpus, *CHECKOUT_DATA]
     config_args = ("--configfile", "demo.yaml")

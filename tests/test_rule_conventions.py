@@ -4,7 +4,7 @@ A rule with a ``script:`` runs this package, so it needs: ``params.version`` equ
 package's ``__version__`` (a changed package reruns its jobs), a ``log:`` (where the script's
 messages go; a cluster job has no terminal), ``threads: 1`` (settings.smk: one thread each, for
 determinism), and its memory and time from the ``RESOURCES`` table of settings.smk (one place
-where a site reads and changes them). Its script is ``workflow/scripts/<rule>.py``, except
+where a site reads and changes them). Its script is ``scripts/<rule>.py``, except
 for the documented shares below.
 
 Rules without a script are exempt: ``all`` only names the final targets, and Snakemake runs no
@@ -39,7 +39,7 @@ from snakemake.workflow import Workflow
 from pathbench_flow import __version__
 from pathbench_flow.testing import REPO
 
-SCRIPTS = REPO / "workflow" / "scripts"
+SCRIPTS = REPO / "scripts"
 
 # Rules that run another rule's script (`use rule ... as`): the reference set's copy of a rule
 # runs the same program on the reference dataset's files, and a track of a whole set the
@@ -265,7 +265,7 @@ def test_rules_without_a_script_run_nothing(parsed):
     """The exemption from the conventions is for rules that only name targets."""
     problems = [
         f"{rule.label}: runs code without a script: (shell, run, notebook or wrapper), so the "
-        "conventions cannot be checked; move the code into workflow/scripts/"
+        "conventions cannot be checked; move the code into scripts/"
         for rule in parsed.rules
         if rule.script is None and not rule.runs_nothing
     ]

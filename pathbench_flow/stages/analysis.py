@@ -1,7 +1,7 @@
 """Workflow stages after scoring: correlation, plots, the results table, exports.
 
 Each function reads the files one rule receives and writes the files it declares, so the
-scripts under ``workflow/scripts/`` stay one call long.
+scripts under ``scripts/`` stay one call long.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import yaml
 
 from pathbench_flow.testing import REPO
 
-WORKFLOW_FILES = ("workflow", "config")
+WORKFLOW_FILES = ("Snakefile", "workflow", "scripts", "profiles", "config")
 
 LOCAL_RUN = {"SLURM_CONF": os.devnull}
 """Environment changes for a Snakemake whose jobs run locally. Snakemake imports every

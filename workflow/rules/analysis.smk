@@ -36,7 +36,7 @@ rule aggregate_speakers:
         allowlist=config["correlation"]["allowlist"],
         version=VERSION,
     script:
-        "../scripts/aggregate_speakers.py"
+        "../../scripts/aggregate_speakers.py"
 
 
 rule correlate:
@@ -63,7 +63,7 @@ rule correlate:
         settings=config["correlation"],
         predictors=lambda wc: predictor_metadata(wc.dataset),
     script:
-        "../scripts/correlate.py"
+        "../../scripts/correlate.py"
 
 
 # Planned for datasets that ship utt2score (all_targets): PathBench's utterance-level
@@ -93,7 +93,7 @@ rule correlate_utterances:
         predictors=lambda wc: predictor_metadata(wc.dataset),
         version=VERSION,
     script:
-        "../scripts/correlate_utterances.py"
+        "../../scripts/correlate_utterances.py"
 
 
 rule plot_dataset:
@@ -128,7 +128,7 @@ rule plot_dataset:
         allowlist=config["correlation"]["allowlist"],
         version=VERSION,
     script:
-        "../scripts/plot_dataset.py"
+        "../../scripts/plot_dataset.py"
 
 
 rule export_speaker_csv:
@@ -146,7 +146,7 @@ rule export_speaker_csv:
     params:
         version=VERSION,
     script:
-        "../scripts/export_speaker_csv.py"
+        "../../scripts/export_speaker_csv.py"
 
 
 rule results_table:
@@ -208,4 +208,4 @@ rule results_table:
         predictors=predictor_metadata(),
         version=VERSION,
     script:
-        "../scripts/results_table.py"
+        "../../scripts/results_table.py"

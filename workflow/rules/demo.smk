@@ -62,4 +62,4 @@ checkpoint make_demo:
         settings={k: v for k, v in DEMO.items() if k != "path"},
         version=VERSION,
     script:
-        "../scripts/make_demo.py"
+        "../../scripts/make_demo.py"

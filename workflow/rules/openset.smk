@@ -19,7 +19,7 @@ rule openset_features:
     params:
         version=VERSION,
     script:
-        "../scripts/openset_features.py"
+        "../../scripts/openset_features.py"
 
 
 checkpoint openset_folds:
@@ -40,7 +40,7 @@ checkpoint openset_folds:
         max_outer_folds=config["openset"]["max_outer_folds"],
         max_tuning_folds=config["openset"]["max_tuning_folds"],
     script:
-        "../scripts/openset_folds.py"
+        "../../scripts/openset_folds.py"
 
 
 rule fit_candidates:
@@ -60,7 +60,7 @@ rule fit_candidates:
         version=VERSION,
         grid=config["openset"]["grid"],
     script:
-        "../scripts/fit_candidates.py"
+        "../../scripts/fit_candidates.py"
 
 
 rule select_config:
@@ -78,7 +78,7 @@ rule select_config:
     params:
         version=VERSION,
     script:
-        "../scripts/select_config.py"
+        "../../scripts/select_config.py"
 
 
 rule heldout_score:
@@ -98,7 +98,7 @@ rule heldout_score:
     params:
         version=VERSION,
     script:
-        "../scripts/heldout_score.py"
+        "../../scripts/heldout_score.py"
 
 
 rule openset_summary:
@@ -145,4 +145,4 @@ rule openset_summary:
     params:
         version=VERSION,
     script:
-        "../scripts/openset_summary.py"
+        "../../scripts/openset_summary.py"

@@ -31,7 +31,7 @@ rule import_predictor:
         dataset_dir=lambda wc: str(dataset_dir(wc.dataset)),
         version=VERSION,
     script:
-        "../scripts/import_predictor.py"
+        "../../scripts/import_predictor.py"
 
 
 rule compare_predictors:
@@ -64,4 +64,4 @@ rule compare_predictors:
         settings=config["predictor_comparison"],
         version=VERSION,
     script:
-        "../scripts/compare_predictors.py"
+        "../../scripts/compare_predictors.py"

@@ -23,7 +23,7 @@ rule score_utterances:
         context=lambda wc: {"dataset_dir": str(dataset_dir(wc.dataset))},
         version=VERSION,
     script:
-        "../scripts/score_utterances.py"
+        "../../scripts/score_utterances.py"
 
 
 # Every shard's rows rather than the manifest: read from the shard checkpoint, the job is
@@ -52,7 +52,7 @@ rule score_speakers:
         variants=lambda wc: variants(wc.evaluator),
         version=VERSION,
     script:
-        "../scripts/score_speakers.py"
+        "../../scripts/score_speakers.py"
 
 
 # Per shard, variant and reference type. Its utterances' references come from every shard of
@@ -80,4 +80,4 @@ rule score_reference:
         options=lambda wc: evaluator_options(wc.evaluator),
         version=VERSION,
     script:
-        "../scripts/score_reference.py"
+        "../../scripts/score_reference.py"

@@ -36,4 +36,4 @@ checkpoint shard_manifest:
         reference_types=REFERENCE_TYPES if REFERENCE_EVALUATORS else [],
         version=VERSION,
     script:
-        "../scripts/shard_manifest.py"
+        "../../scripts/shard_manifest.py"

@@ -29,7 +29,7 @@ rule compute_track:
         batch_size=lambda wc: planned_track(wc.track).batch_size,
         version=VERSION,
     script:
-        "../scripts/compute_track.py"
+        "../../scripts/compute_track.py"
 
 
 # The same tracks of a reference set's shards (model tracks of the reference-audio measures).

@@ -22,7 +22,7 @@ rule fa_trim:
         settings=lambda wc: trim_settings(wc.dataset),
         version=VERSION,
     script:
-        "../scripts/fa_trim.py"
+        "../../scripts/fa_trim.py"
 
 
 # The same trimming of a reference set's shards.

@@ -17,7 +17,7 @@ rule validate_dataset:
         settings=config["validation"],
         version=VERSION,
     script:
-        "../scripts/validate_dataset.py"
+        "../../scripts/validate_dataset.py"
 
 
 # A reference set is checked against its test set (validated first): shared recordings would
