@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+
 import pytest
 import yaml
 
