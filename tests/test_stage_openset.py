@@ -229,9 +229,9 @@ def test_summary_pools_the_outer_folds(chain):
     assert per_fold["config_mask"].tolist() == [c["mask"] for c in summary["selected_configs"]]
     features = per_fold.columns.get_loc("config_mask") + 1
     assert per_fold.columns[features] == "config_features"
-    assert [
-        mask_from_names(text.split("+")) for text in per_fold["config_features"]
-    ] == per_fold["config_mask"].tolist()
+    assert [mask_from_names(text.split("+")) for text in per_fold["config_features"]] == per_fold[
+        "config_mask"
+    ].tolist()
     assert plot_path.stat().st_size > 0
 
 
