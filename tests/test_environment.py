@@ -89,3 +89,15 @@ def test_the_rule_environment_takes_every_pin_from_the_released_package():
     conda, pip = _conda_and_pip(RULE_ENVIRONMENT)
     assert {re.split(r"[=<>!~ ]", entry)[0] for entry in conda} == PLUMBING
     assert pip == [f"{PYPROJECT['name']}=={PYPROJECT['version']}"]
+
+
+def test_pyctcdecode_is_installed_at_one_version_everywhere():
+    """It is installed without its dependencies (its metadata pins numpy<2), so outside
+    pyproject.toml: the README's install lines, CI and the image must agree on the version."""
+    places = ("README.md", ".ci/run", "Dockerfile")
+    pins = {
+        place: set(re.findall(r"pyctcdecode==([\w.]+)", (REPO / place).read_text()))
+        for place in places
+    }
+    assert all(pins.values()), pins
+    assert len(set().union(*pins.values())) == 1, pins
