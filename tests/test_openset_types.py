@@ -18,7 +18,7 @@ from pathbench_flow.openset import (
     OpenSetDataset,
     OpenSetFold,
 )
-from pathbench_flow.openset.schema import FULL_MASK, mask_columns, mask_from_names
+from pathbench_flow.openset.schema import FULL_MASK, mask_columns, mask_from_names, mask_text
 from pathbench_flow.openset.types import MAX_COUNT
 
 VALID = {
@@ -49,6 +49,13 @@ def test_mask_bit_i_selects_feature_i() -> None:
     assert mask_from_names(["pause_fraction", "f0_std_st"]) == (1 << 23) | (1 << 1)
     assert mask_columns(mask_from_names(["hnr_db", "cpps_db"])) == (6, 7)
     assert mask_from_names(FEATURE_NAMES) == FULL_MASK == 2**24 - 1
+
+
+def test_a_mask_reads_as_its_feature_names_in_schema_order() -> None:
+    assert mask_text(mask_from_names(["pause_fraction", "f0_std_st"])) == (
+        "f0_std_st+pause_fraction"
+    )
+    assert mask_text(FULL_MASK) == "+".join(FEATURE_NAMES)
 
 
 @pytest.mark.parametrize("names", [["f0_median_hz", "no_such_feature"], ["hnr_db", "hnr_db"]])

@@ -16,7 +16,7 @@ import soundfile as sf
 from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.io import read_parquet, write_parquet
 from pathbench_flow.openset.evaluate import CONFIG_COLUMNS, candidate_grid
-from pathbench_flow.openset.schema import FEATURE_SCHEMA, SCHEMA_ID
+from pathbench_flow.openset.schema import FEATURE_SCHEMA, SCHEMA_ID, mask_from_names
 from pathbench_flow.openset.types import ModelConfig
 from pathbench_flow.stages.openset import (
     RATES,
@@ -226,6 +226,12 @@ def test_summary_pools_the_outer_folds(chain):
     assert summary["confusion"]["known_total"] == sum(h["counts"]["known_total"] for h in heldout)
     per_fold = pd.read_csv(csv_path)
     assert per_fold["outer"].tolist() == [0, 1]
+    assert per_fold["config_mask"].tolist() == [c["mask"] for c in summary["selected_configs"]]
+    features = per_fold.columns.get_loc("config_mask") + 1
+    assert per_fold.columns[features] == "config_features"
+    assert [mask_from_names(text.split("+")) for text in per_fold["config_features"]] == per_fold[
+        "config_mask"
+    ].tolist()
     assert plot_path.stat().st_size > 0
 
 

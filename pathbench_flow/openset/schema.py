@@ -69,6 +69,13 @@ def mask_from_names(names: Iterable[str]) -> int:
     return mask
 
 
+def mask_text(mask: int) -> str:
+    """The features ``mask`` selects, by name in schema order, joined with ``+``: the mask as a
+    reader of a results table can check it (``499`` is
+    ``f0_median_hz+f0_std_st+jitter_local+shimmer_local_db+hnr_db+cpps_db+h1_h2_db``)."""
+    return "+".join(FEATURE_NAMES[i] for i in mask_columns(mask))
+
+
 def mask_columns(mask: int) -> tuple[int, ...]:
     """Column positions selected by ``mask``, ascending, so masked matrices keep schema order."""
     return tuple(i for i in range(N_FEATURES) if mask >> i & 1)

@@ -44,7 +44,7 @@ from pathbench_flow.openset.folds import (
     fold_from_dict,
     fold_to_dict,
 )
-from pathbench_flow.openset.schema import FEATURE_SCHEMA, SCHEMA_ID
+from pathbench_flow.openset.schema import FEATURE_SCHEMA, SCHEMA_ID, mask_text
 from pathbench_flow.openset.types import AggregateMetrics, ModelConfig, OpenSetDataset, OpenSetFold
 from pathbench_flow.progress import progress
 from pathbench_flow.stages.score import items_from_manifest
@@ -61,6 +61,8 @@ RATES = (
     "balanced_open_set_rate",
 )
 UNMEASURED_COLUMNS = ("known_unmeasured", "unknown_unmeasured")
+MASK_TEXT_COLUMN = "config_features"
+"""The selected mask's features by name (:func:`pathbench_flow.openset.schema.mask_text`)."""
 """Held-out rows the selected configuration could not measure (declared unknown)."""
 PER_FOLD_COLUMNS = (
     "outer",
@@ -68,8 +70,12 @@ PER_FOLD_COLUMNS = (
     *COUNT_COLUMNS,
     *UNMEASURED_COLUMNS,
     *RATES,
-    *(f"config_{name}" for name in CONFIG_COLUMNS),
+    "config_mask",
+    MASK_TEXT_COLUMN,
+    *(f"config_{name}" for name in CONFIG_COLUMNS if name != "mask"),
 )
+"""The selected configuration's settings follow the rates, its feature mask both as the integer
+the selection compares and as the feature names it selects."""
 STATUS_COLUMNS = (
     "status",
     "reason",
@@ -298,6 +304,7 @@ def openset_summary(
             **r["unmeasured"],
             **r["rates"],
             **{f"config_{k}": v for k, v in r["config"].items()},
+            MASK_TEXT_COLUMN: mask_text(r["config"]["mask"]),
         }
         for r in results
     ]

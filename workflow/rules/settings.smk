@@ -1,11 +1,23 @@
 # Read first: the config checked against its schema, and what every rule states about itself.
 import os
+from pathlib import Path
 
+import yaml
 from snakemake.utils import validate
 
 from pathbench_flow import __version__
+from pathbench_flow.config_schema import check_schema
 from pathbench_flow.neural.models import DEVICE_VARIABLE, gpus_requested
 
+# Every schema problem at once, one line each with its config file and line (config_schema.py);
+# Snakemake's `validate` then fills in the schema's defaults. A module's `skip_validation`
+# skips both.
+if not workflow.modifier.skip_validation:
+    check_schema(
+        config,
+        yaml.safe_load(Path(workflow.source_path("../schemas/config.schema.yaml")).read_text()),
+        [Path(source) for source in workflow.configfiles],
+    )
 validate(config, schema="../schemas/config.schema.yaml")
 
 # Where models run (config `device`): every job inherits this process's environment, and a
