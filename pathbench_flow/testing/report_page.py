@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,9 @@ from typing import Any
 def report_variable(report: Path, name: str) -> Any:
     """The JSON value the report assigns to the script variable ``name``."""
     text = report.read_text(encoding="utf-8")
-    match = re.search(rf"^\s*var {re.escape(name)} = (.*);$", text, re.MULTILINE)
+    # a JSON object or string: the bundled libraries assign variables of the same names too
+    pattern = rf'^\s*var {re.escape(name)} = ((?:\{{"|"|\[).*);$'
+    match = re.search(pattern, text, re.MULTILINE)
     if match is None:
         raise ValueError(f"{report}: no `var {name} = ...;` line")
     return json.loads(match.group(1))
@@ -38,3 +41,33 @@ def rulegraph_rules(dot: str) -> list[str]:
 def result_bytes(entry: dict[str, Any]) -> bytes:
     """The file a report result embeds (its ``data:...;base64,`` URI), as bytes."""
     return base64.b64decode(entry["data_uri"].split("base64,", 1)[1])
+
+
+class _TableCells(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._cell: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("th", "td"):
+            self._cell = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("th", "td") and self._cell is not None:
+            self.rows[-1].append(self._cell)
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell += data
+
+
+def table_cells(page: str) -> list[list[str]]:
+    """The text of every row of the tables of an HTML page (header row first), unescaped."""
+    parser = _TableCells()
+    parser.feed(page)
+    parser.close()
+    return parser.rows
