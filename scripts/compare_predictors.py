@@ -2,6 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
+from pathbench_flow.reporting.html_table import write_html_tables
 from pathbench_flow.stages.predictors import compare_predictors
 
 datasets = snakemake.params.datasets
@@ -14,3 +15,4 @@ compare_predictors(
     allowlist=snakemake.params.allowlist,
     **snakemake.params.settings,
 )
+write_html_tables({snakemake.output.csv: snakemake.output.csv_html})

@@ -2,6 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
+from pathbench_flow.reporting.html_table import write_html_tables
 from pathbench_flow.stages.analysis import correlate
 
 correlate(
@@ -11,3 +12,4 @@ correlate(
     **snakemake.params.settings,
     predictors=snakemake.params.predictors,
 )
+write_html_tables({snakemake.output.csv: snakemake.output.csv_html})

@@ -2,6 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
+from pathbench_flow.reporting.html_table import write_html_tables
 from pathbench_flow.stages.openset import openset_summary
 
 openset_summary(
@@ -12,4 +13,11 @@ openset_summary(
     snakemake.output.plot,
     snakemake.output.status,
     snakemake.output.speakers,
+)
+write_html_tables(
+    {
+        snakemake.output.status: snakemake.output.status_html,
+        snakemake.output.speakers: snakemake.output.speakers_html,
+        snakemake.output.table: snakemake.output.table_html,
+    }
 )

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
+from pathbench_flow import __version__
 from pathbench_flow.io import read_parquet
+from pathbench_flow.testing.report_page import (
+    graph_rules,
+    report_variable,
+    result_bytes,
+    rulegraph_rules,
+    table_cells,
+)
 from pathbench_flow.testing.workflow_run import copy_workflow, output_files, snakemake
 
 pytestmark = pytest.mark.slow
@@ -100,6 +110,33 @@ def test_results_table_plots_and_report(demo_run):
         assert png.stat().st_size > 1000, png
     snakemake(demo_run, "--report", "report.html")
     assert (demo_run / "report.html").stat().st_size > 10_000
+
+
+def test_the_report_shows_its_tables_graph_and_run(demo_run):
+    """What a reader of report.html sees: every CSV beside its HTML page with the same cells,
+    each rule of --rulegraph drawn once, and the landing page naming version and config."""
+    report = demo_run / "report.html"
+    if not report.exists():
+        snakemake(demo_run, "--report", "report.html")
+    results = report_variable(report, "results")
+    tables = sorted(path for path in results if path.endswith(".csv"))
+    assert "results/results_table.csv" in tables and "results/demo/correlations.csv" in tables
+    for path in tables:
+        page = path.removesuffix(".csv") + ".html"
+        assert results[page]["mime_type"] == "text/html", page
+        with (demo_run / path).open(newline="", encoding="utf-8") as file:
+            assert table_cells(result_bytes(results[page]).decode()) == list(csv.reader(file))
+
+    rulegraph = rulegraph_rules(snakemake(demo_run, "--rulegraph").stdout)
+    drawn = graph_rules(report)
+    assert sorted(drawn) == sorted(rulegraph) and len(set(drawn)) == len(drawn)
+
+    landing = report_variable(report, "workflow_desc")
+    config = yaml.safe_load((demo_run / "config/config.yaml").read_text())
+    assert f"pathbench-flow {__version__}" in landing
+    for name in [*config["datasets"], *config["evaluators"]]:
+        assert f">{name}<" in landing, name
+    assert "took" in landing and "No run record" not in landing
 
 
 def test_rerun_has_nothing_to_do_and_outputs_are_stable(demo_run):

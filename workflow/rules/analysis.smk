@@ -43,14 +43,15 @@ rule correlate:
     input:
         "results/{dataset}/speakers.parquet",
     output:
-        parquet="results/{dataset}/correlations.parquet",
-        csv=report(
-            "results/{dataset}/correlations.csv",
+        **report_table(
+            "csv",
+            "results/{dataset}/correlations",
+            labels={"dataset": "{dataset}", "table": "correlations"},
             caption="../report/correlations.rst",
             category="Correlations",
             subcategory="{dataset}",
-            labels={"dataset": "{dataset}", "table": "correlations"},
         ),
+        parquet="results/{dataset}/correlations.parquet",
     log:
         "logs/{dataset}/correlate.log",
     conda:
@@ -74,12 +75,13 @@ rule correlate_utterances:
         utt2score=lambda wc: utterance_ratings(wc.dataset),
         scores=lambda wc: utterance_scores(wc.dataset) + reference_scores(wc.dataset),
     output:
-        report(
-            "results/{dataset}/utterance_correlations.csv",
+        **report_table(
+            "csv",
+            "results/{dataset}/utterance_correlations",
+            labels={"dataset": "{dataset}", "table": "utterance correlations"},
             caption="../report/utterance_correlations.rst",
             category="Correlations",
             subcategory="{dataset}",
-            labels={"dataset": "{dataset}", "table": "utterance correlations"},
         ),
     log:
         "logs/{dataset}/correlate_utterances.log",
@@ -153,39 +155,43 @@ rule results_table:
     input:
         expand("results/{dataset}/correlations.parquet", dataset=TABLE_DATASETS),
     output:
-        csv=report(
-            "results/results_table.csv",
+        **report_table(
+            "csv",
+            "results/results_table",
+            labels={"table": "metrics × datasets"},
             caption="../report/results_table.rst",
             category="Results table",
-            labels={"table": "metrics × datasets"},
         ),
-        parquet="results/results_table.parquet",
-        pathbench=report(
-            "results/pathbench_table.csv",
+        **report_table(
+            "pathbench",
+            "results/pathbench_table",
+            labels={"table": "PathBench's results_table.csv"},
             caption="../report/pathbench_table.rst",
             category="Results table",
-            labels={"table": "PathBench's results_table.csv"},
         ),
+        **report_table(
+            "comparisons_csv",
+            "results/comparisons",
+            labels={"table": "protocol comparisons (Wilcoxon)"},
+            caption="../report/comparisons.rst",
+            category="Results table",
+        ),
+        **report_table(
+            "published",
+            "results/pathbench_published_vs_measured",
+            labels={"table": "PathBench's published r vs this run's"},
+            caption="../report/published_vs_measured.rst",
+            category="Results table",
+        ),
+        parquet="results/results_table.parquet",
         heatmap=report(
             "results/plots/results_heatmap.png",
             caption="../report/heatmap.rst",
             category="Results table",
             labels={"figure": "heat map"},
         ),
-        comparisons_csv=report(
-            "results/comparisons.csv",
-            caption="../report/comparisons.rst",
-            category="Results table",
-            labels={"table": "protocol comparisons (Wilcoxon)"},
-        ),
         comparisons_json="results/comparisons.json",
         # Written by the stage into the CSV's directory (PUBLISHED_VS_MEASURED_CSV).
-        published=report(
-            "results/pathbench_published_vs_measured.csv",
-            caption="../report/published_vs_measured.rst",
-            category="Results table",
-            labels={"table": "PathBench's published r vs this run's"},
-        ),
     log:
         "logs/results_table.log",
     conda:

@@ -702,3 +702,18 @@ def all_targets():
         if OPENSET_ENABLED:
             targets.append(f"results/{dataset}/openset/summary.json")
     return targets
+
+
+def report_table(name, stem, labels, **flags):
+    """Output `name`, a table the report lists as `stem`.csv, offered as a download, and
+    output `name`_html, its rendering as a page (pathbench_flow.reporting.html_table), which the
+    report shows. Both carry the table's caption and place; the `format` label tells them
+    apart, since the report keeps one item per set of labels."""
+    return {
+        output: report(
+            f"{stem}.{extension}",
+            labels={**labels, "format": extension.upper()},
+            **flags,
+        )
+        for output, extension in ((name, "csv"), (f"{name}_html", "html"))
+    }

@@ -106,28 +106,31 @@ rule openset_summary:
         folds="results/{dataset}/openset/folds.json",
         heldout=openset_heldout_files,
     output:
-        summary="results/{dataset}/openset/summary.json",
-        status=report(
-            "results/{dataset}/openset/status.csv",
+        **report_table(
+            "status",
+            "results/{dataset}/openset/status",
+            labels={"dataset": "{dataset}", "table": "status"},
             caption="../report/openset_status.rst",
             category="Open-set speaker evaluation",
             subcategory="{dataset}",
-            labels={"dataset": "{dataset}", "table": "status"},
         ),
-        speakers=report(
-            "results/{dataset}/openset/speakers.csv",
+        **report_table(
+            "speakers",
+            "results/{dataset}/openset/speakers",
+            labels={"dataset": "{dataset}", "table": "speakers"},
             caption="../report/openset_speakers.rst",
             category="Open-set speaker evaluation",
             subcategory="{dataset}",
-            labels={"dataset": "{dataset}", "table": "speakers"},
         ),
-        table=report(
-            "results/{dataset}/openset/per_fold.csv",
+        **report_table(
+            "table",
+            "results/{dataset}/openset/per_fold",
+            labels={"dataset": "{dataset}", "table": "per outer fold"},
             caption="../report/openset_table.rst",
             category="Open-set speaker evaluation",
             subcategory="{dataset}",
-            labels={"dataset": "{dataset}", "table": "per outer fold"},
         ),
+        summary="results/{dataset}/openset/summary.json",
         plot=report(
             "results/{dataset}/plots/openset_rates.png",
             caption="../report/openset_rates.rst",

@@ -43,11 +43,12 @@ rule compare_predictors:
             "results/{dataset}/correlations.parquet", dataset=PREDICTOR_DATASETS
         ),
     output:
-        csv=report(
-            "results/predictor_comparisons.csv",
+        **report_table(
+            "csv",
+            "results/predictor_comparisons",
+            labels={"table": "your predictors vs the best measures (dependent r)"},
             caption="../report/predictor_comparisons.rst",
             category="Results table",
-            labels={"table": "your predictors vs the best measures (dependent r)"},
         ),
         json="results/predictor_comparisons.json",
     log:

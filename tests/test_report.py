@@ -1,0 +1,108 @@
+"""The report's workflow graph draws each rule once; the run record the landing page reads.
+
+The graph is checked on a three-rule workflow shaped like this one's tracks (an ``fa`` track
+job reads the ``raw`` job of the same rule, and a scoring rule reads both), run and reported
+by the real Snakemake: its own drawing repeats the two rules whose jobs sit at two depths, and
+the workflow's (pathbench_flow.reporting.report_graph) draws what ``--rulegraph`` draws. The
+whole workflow's report is checked in tests/test_workflow.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import datetime
+
+import pytest
+
+from pathbench_flow.reporting.run_record import duration, record_finish, record_start, run_summary
+from pathbench_flow.testing.report_page import graph_rules, rulegraph_rules
+from pathbench_flow.testing.workflow_run import snakemake
+
+TRACKS_SNAKEFILE = """\
+from pathbench_flow.reporting.report_graph import draw_each_rule_once
+
+if config["graph"] == "once":
+    draw_each_rule_once()
+
+
+rule all:
+    input:
+        expand("scored_{variant}.txt", variant=["raw", "fa"]),
+
+
+rule track:
+    input:
+        lambda wildcards: ["track_raw.txt"] if wildcards.variant == "fa" else [],
+    output:
+        "track_{variant}.txt",
+    shell:
+        "echo {wildcards.variant} > {output}"
+
+
+rule score:
+    input:
+        "track_{variant}.txt",
+    output:
+        "scored_{variant}.txt",
+    shell:
+        "cat {input} > {output}"
+"""
+
+
+@pytest.fixture(scope="module")
+def tracks_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("tracks")
+    (workdir / "Snakefile").write_text(TRACKS_SNAKEFILE)
+    snakemake(workdir, "--cores", "1", "--config", "graph=snakemake")
+    rulegraph = snakemake(workdir, "--rulegraph", "--config", "graph=snakemake").stdout
+    return workdir, rulegraph_rules(rulegraph)
+
+
+def _report_rules(workdir, graph: str) -> list[str]:
+    """The rules the report draws with Snakemake's graph (`snakemake`) or the workflow's
+    (`once`)."""
+    snakemake(workdir, "--report", f"{graph}.html", "--config", f"graph={graph}")
+    return graph_rules(workdir / f"{graph}.html")
+
+
+def test_snakemake_draws_a_rule_once_per_depth_of_its_jobs(tracks_run):
+    """Why the workflow draws its own graph: should this fail, Snakemake draws each rule once
+    by itself, and draw_each_rule_once can go."""
+    workdir, rulegraph = tracks_run
+    assert sorted(rulegraph) == ["all", "score", "track"]
+    drawn = Counter(_report_rules(workdir, "snakemake"))
+    assert drawn == {"all": 1, "track": 2, "score": 2}
+
+
+def test_the_workflow_draws_each_rule_of_the_rulegraph_once(tracks_run):
+    workdir, rulegraph = tracks_run
+    drawn = _report_rules(workdir, "once")
+    # in dependency order: a track before its scores, everything before `all`
+    assert drawn == ["track", "score", "all"]
+    assert sorted(drawn) == sorted(rulegraph)
+
+
+def test_a_run_record_says_when_the_run_started_and_how_long_it_took(tmp_path):
+    path = tmp_path / "logs" / "run.json"
+    assert "No run record" in run_summary(path)
+    record_start("1.2.3", path)
+    started = json.loads(path.read_text())
+    assert started["finished"] is None and started["version"] == "1.2.3"
+    assert "did not finish" in run_summary(path)
+    record_finish(path)
+    record = json.loads(path.read_text())
+    elapsed = datetime.fromisoformat(record["finished"]) - datetime.fromisoformat(record["started"])
+    assert record["seconds"] == round(elapsed.total_seconds()) >= 0
+    summary = run_summary(path)
+    started_text = record["started"].replace("T", " ").replace("+00:00", " UTC")
+    assert f"pathbench-flow 1.2.3) started {started_text} and took" in summary
+    assert summary.endswith(f"took {duration(record['seconds'])}.")
+
+
+@pytest.mark.parametrize(
+    ("seconds", "said"),
+    [(0, "0 s"), (59, "59 s"), (60, "1 min 00 s"), (192, "3 min 12 s"), (7500, "2 h 05 min")],
+)
+def test_durations_read_as_a_person_says_them(seconds, said):
+    assert duration(seconds) == said
