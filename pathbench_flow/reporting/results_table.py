@@ -35,7 +35,10 @@ version with MDSC and "MC/EX/Full" headers). Only facts were carried over, no co
 Two files are written. ``pathbench_table.csv`` is PathBench's file itself: its header, its
 12 rows and its 21 columns whatever the run covered, cells empty where the run has no such
 dataset or metric, exactly as ``combine_results.py`` writes a partial run, and Avg over
-PathBench's columns only, so it diffs cleanly against PathBench's ``results_table.csv``.
+PathBench's columns only, so it diffs cleanly against PathBench's ``results_table.csv``. A
+dataset of the run outside those 21 columns (the demo, a corpus of your own) gets a column of
+its own after Avg, so the run's values are in PathBench's layout too; a run of PathBench's
+corpora alone has none, and the file is then PathBench's layout exactly.
 ``results_table.csv`` is this project's richer table: metrics this workflow runs that are
 not rows of PathBench's table (``wada_snr``, raw-audio variants, ``cpps_fa``, ``wpm``,
 ``spk2age``, …) are kept as extra rows after PathBench's rows of their category
@@ -418,18 +421,20 @@ def pathbench_table(aligned: AlignedR) -> pd.DataFrame:
     a cell empty where the run has no dataset in that column or no value for that metric,
     because that is how ``combine_results.py`` writes a run that covers part of its table;
     keeping every column makes the file diff line by line against PathBench's. Avg is the
-    mean of the row's rounded cells in PathBench's columns only, rounded again; a dataset
-    outside them is in ``results_table.csv`` alone.
+    mean of the row's rounded cells in PathBench's columns only, rounded again. Each dataset
+    outside PathBench's columns (:func:`own_columns`) follows Avg as a column of its own,
+    labelled as in ``results_table.csv``: without it a run of the demo or of a user's corpus
+    would write PathBench's table with every cell empty.
     """
     label = {c.triple: c.label for c in aligned.columns}
+    own = [c.label for c in own_columns(aligned.columns)]
     rows = []
     for metric, name, category in PATHBENCH_ROWS:
+        run = metric in aligned.values.index
         cells = np.round(
             np.array(
                 [
-                    aligned.values.at[metric, label[triple]]
-                    if metric in aligned.values.index and triple in label
-                    else np.nan
+                    aligned.values.at[metric, label[triple]] if run and triple in label else np.nan
                     for triple in PATHBENCH_COLUMNS
                 ],
                 dtype="float64",
@@ -438,9 +443,30 @@ def pathbench_table(aligned: AlignedR) -> pd.DataFrame:
         )
         present = cells[~np.isnan(cells)]
         average = np.round(present.mean(), DECIMALS) if len(present) else np.nan
-        rows.append([name, category, *map(_pathbench_cell, cells), _pathbench_cell(average)])
-    header = [*PATHBENCH_ROW_COLUMNS, *(" ".join(t) for t in PATHBENCH_COLUMNS), AVERAGE_COLUMN]
+        extra = [aligned.values.at[metric, c] if run else np.nan for c in own]
+        cells_of_own = np.round(np.array(extra, dtype="float64"), DECIMALS)
+        rows.append(
+            [
+                name,
+                category,
+                *map(_pathbench_cell, cells),
+                _pathbench_cell(average),
+                *map(_pathbench_cell, cells_of_own),
+            ]
+        )
+    header = [
+        *PATHBENCH_ROW_COLUMNS,
+        *(" ".join(t) for t in PATHBENCH_COLUMNS),
+        AVERAGE_COLUMN,
+        *own,
+    ]
     return pd.DataFrame(rows, columns=header)
+
+
+def own_columns(columns: Iterable[DatasetColumn]) -> list[DatasetColumn]:
+    """The columns outside PathBench's 21 (a dataset with no PathBench triple: the demo, a
+    corpus of the user's own), in table order."""
+    return [c for c in columns if c.triple not in set(PATHBENCH_COLUMNS)]
 
 
 def write_pathbench_table(aligned: AlignedR, path: str | Path) -> Path:
