@@ -6,8 +6,7 @@ from pathbench_flow.stages.analysis import correlate
 
 correlate(
     snakemake.input[0],
-    snakemake.output.parquet,
-    snakemake.output.csv,
+    snakemake.output[0],
     **snakemake.params.settings,
     predictors=snakemake.params.predictors,
 )

@@ -8,6 +8,7 @@ correlate_utterances(
     snakemake.input.manifest,
     snakemake.input.utt2score,
     snakemake.input.scores,
+    snakemake.input.signs,
     snakemake.output[0],
     predictors=snakemake.params.predictors,
 )

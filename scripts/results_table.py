@@ -13,5 +13,6 @@ results_table(
     snakemake.output.heatmap,
     snakemake.output.comparisons_csv,
     snakemake.output.comparisons_json,
+    snakemake.output.signs,
     predictors=snakemake.params.predictors,
 )

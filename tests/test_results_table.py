@@ -97,6 +97,7 @@ def test_rows_follow_pathbench_and_extras_come_after_their_category() -> None:
         "row",
         "category",
         "in_pathbench_table",
+        "sign",
         "sign_rule",
         "UASpeech Word MC",
         "COPAS Word MC",
@@ -270,15 +271,15 @@ def test_written_files_are_exact_and_stable(tmp_path: Path) -> None:
     table = example_table()
     csv_path, parquet_path = write_results_table(table, tmp_path)
     assert csv_path.read_text().splitlines() == [
-        "metric,row,category,in_pathbench_table,sign_rule,"
+        "metric,row,category,in_pathbench_table,sign,sign_rule,"
         "UASpeech Word MC,COPAS Word MC,TORGO Sentence EX,Avg,n_datasets",
-        "cpp_fa,CPP,Reference-Free (Signal),True,expected +1,0.44,0.45,0.44,0.44,3",
-        "std_pitch_fa,Std Pitch,Reference-Free (Signal),True,expected +1,,,-0.20,-0.20,1",
-        "wada_snr,WADA SNR,Reference-Free (Signal),False,vote: kept,,0.10,,0.10,1",
-        "vsa,VSA,Reference-Free (Speaker),True,expected +1,,-0.31,,-0.31,1",
-        "per,PER (SEM),Reference-Text,True,expected -1,0.81,0.70,-0.60,0.30,3",
-        "nad_fa_all,NAD,Reference-Audio (Parallel),True,expected -1,0.71,,,0.71,1",
-        "spk2age,spk2age,Lookup,False,vote: flipped,,,0.00,0.00,1",  # 0.001 -> 0.00, not -0.00
+        "cpp_fa,CPP,Reference-Free (Signal),True,1,expected +1,0.44,0.45,0.44,0.44,3",
+        "std_pitch_fa,Std Pitch,Reference-Free (Signal),True,1,expected +1,,,-0.20,-0.20,1",
+        "wada_snr,WADA SNR,Reference-Free (Signal),False,1,vote: kept,,0.10,,0.10,1",
+        "vsa,VSA,Reference-Free (Speaker),True,1,expected +1,,-0.31,,-0.31,1",
+        "per,PER (SEM),Reference-Text,True,-1,expected -1,0.81,0.70,-0.60,0.30,3",
+        "nad_fa_all,NAD,Reference-Audio (Parallel),True,-1,expected -1,0.71,,,0.71,1",
+        "spk2age,spk2age,Lookup,False,-1,vote: flipped,,,0.00,0.00,1",  # 0.001 -> 0.00
     ]
     pd.testing.assert_frame_equal(read_parquet(parquet_path), table, check_dtype=False)
     first = (csv_path.read_bytes(), parquet_path.read_bytes())

@@ -10,6 +10,7 @@ results_columns(config["datasets"])
 localrules:
     aggregate_speakers,
     correlate,
+    align_correlations,
     correlate_utterances,
     plot_dataset,
     export_speaker_csv,
@@ -43,14 +44,7 @@ rule correlate:
     input:
         "results/{dataset}/speakers.parquet",
     output:
-        parquet="results/{dataset}/correlations.parquet",
-        csv=report(
-            "results/{dataset}/correlations.csv",
-            caption="../report/correlations.rst",
-            category="Correlations",
-            subcategory="{dataset}",
-            labels={"dataset": "{dataset}", "table": "correlations"},
-        ),
+        "results/{dataset}/correlations.parquet",
     log:
         "logs/{dataset}/correlate.log",
     conda:
@@ -66,6 +60,33 @@ rule correlate:
         "../../scripts/correlate.py"
 
 
+# The readers' table of one dataset's correlations: it waits for the results table, whose
+# sign alignment (PathBench's vote counts every dataset) it applies.
+rule align_correlations:
+    input:
+        correlations="results/{dataset}/correlations.parquet",
+        signs="results/sign_rules.csv",
+    output:
+        report(
+            "results/{dataset}/correlations.csv",
+            caption="../report/correlations.rst",
+            category="Correlations",
+            subcategory="{dataset}",
+            labels={"dataset": "{dataset}", "table": "correlations"},
+        ),
+    log:
+        "logs/{dataset}/align_correlations.log",
+    conda:
+        "../envs/pathbench.yaml"
+    threads: 1
+    resources:
+        **RESOURCES["align_correlations"],
+    params:
+        version=VERSION,
+    script:
+        "../../scripts/align_correlations.py"
+
+
 # Planned for datasets that ship utt2score (all_targets): PathBench's utterance-level
 # correlations, beside the speaker-level ones in the report.
 rule correlate_utterances:
@@ -73,6 +94,7 @@ rule correlate_utterances:
         manifest="results/{dataset}/manifest.parquet",
         utt2score=lambda wc: utterance_ratings(wc.dataset),
         scores=lambda wc: utterance_scores(wc.dataset) + reference_scores(wc.dataset),
+        signs="results/sign_rules.csv",
     output:
         report(
             "results/{dataset}/utterance_correlations.csv",
@@ -100,6 +122,7 @@ rule plot_dataset:
     input:
         speakers="results/{dataset}/speakers.parquet",
         correlations="results/{dataset}/correlations.parquet",
+        signs="results/sign_rules.csv",
         aggregation="results/{dataset}/aggregation.json",
     output:
         scatters=report(
@@ -179,6 +202,8 @@ rule results_table:
             labels={"table": "protocol comparisons (Wilcoxon)"},
         ),
         comparisons_json="results/comparisons.json",
+        # The one sign per metric that every table and figure of the run applies.
+        signs="results/sign_rules.csv",
         # Written by the stage into the CSV's directory (PUBLISHED_VS_MEASURED_CSV).
         published=report(
             "results/pathbench_published_vs_measured.csv",
