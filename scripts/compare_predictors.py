@@ -8,6 +8,7 @@ datasets = snakemake.params.datasets
 compare_predictors(
     dict(zip(datasets, snakemake.input.speakers, strict=True)),
     dict(zip(datasets, snakemake.input.correlations, strict=True)),
+    snakemake.input.signs,
     snakemake.output.csv,
     snakemake.output.json,
     predictors=snakemake.params.predictors,

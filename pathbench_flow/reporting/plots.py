@@ -124,15 +124,15 @@ def plot_metric_scatters(
         x = values.loc[row.metric].reindex(speakers).to_numpy(dtype="float64")
         y = ground_truth.reindex(speakers).to_numpy(dtype="float64")
         title = (
-            f"{display_label(row.metric)}: raw r = {_format_r(row.r_raw)}, n = {row.n}\n"
+            f"{display_label(row.metric)}\nraw r = {_format_r(row.r_raw)}, n = {row.n}\n"
             f"sign-aligned r = {_format_r(row.r_aligned)} ({row.sign_rule})"
         )
         path = out / f"{row.metric}.png"
         reason = (reasons or {}).get(row.metric, "") if math.isnan(row.r_raw) else ""
         with _figure(path, SCATTER_SIZE) as (_, axes):
             axes.scatter(x, y, s=25, color=categories.category(row.category).colour)
+            axes.set_title(title, fontsize=10)
             axes.set(
-                title=title,
                 xlabel=f"{display_label(row.metric)} (speaker value, raw)",
                 ylabel="ground truth",
             )
