@@ -434,7 +434,6 @@ def results_table_of(aligned: AlignedR) -> pd.DataFrame:
     return table.reset_index()
 
 
-SIGNS_CSV = "sign_rules.csv"
 SIGN_COLUMNS = ("metric", "row", "sign", "sign_rule")
 """``sign_rules.csv``: per metric, its row name, the sign every aligned value of the run
 carries and the rule that chose it."""
