@@ -118,6 +118,7 @@ RESULTS_ROW_SCHEMA = pa.schema(
         ("row", pa.string()),
         ("category", pa.string()),
         ("in_pathbench_table", pa.bool_()),
+        ("sign", pa.int64()),
         ("sign_rule", pa.string()),
     ]
 )

@@ -8,6 +8,7 @@ plot_dataset(
     snakemake.wildcards.dataset,
     snakemake.input.speakers,
     snakemake.input.correlations,
+    snakemake.input.signs,
     snakemake.input.aggregation,
     snakemake.output.scatters,
     snakemake.output.bars,

@@ -85,7 +85,11 @@ def test_comparisons_that_do_not_apply_say_why() -> None:
     records, _ = wilcoxon_comparisons(aligned({"demo": DATA["demo"]}))
     assert set(records["comparison"]) == {"balance", "task"}
     assert records["n_pairs"].eq(0).all()
-    assert records["reason"].str.contains("no dataset is placed in PathBench's layout").all()
+    # The reason names the comparison, the run's datasets and what to configure.
+    assert records["reason"].str.contains("have no corpus, task and condition").all()
+    assert records["reason"].str.contains("this run's datasets ('demo')", regex=False).all()
+    balance = record(records, "balance", "all")["reason"]
+    assert "condition EX and condition MC columns of one corpus and task" in balance
 
     words_only = {k: DATA[k] for k in ("ua_mc", "to_w_mc")}
     records, _ = wilcoxon_comparisons(aligned(words_only))

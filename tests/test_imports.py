@@ -120,8 +120,7 @@ def test_the_correlate_job_loads_only_scipy_stats(tmp_path):
     out = tmp_path / "correlations.parquet"
     run = run_fresh(
         script_imports(SCRIPTS / "correlate.py")
-        + f"\ncorrelate({str(speakers)!r}, {str(out)!r}, {str(tmp_path / 'c.csv')!r},"
-        + " allowlist=(), n_boot=50, seed=1)"
+        + f"\ncorrelate({str(speakers)!r}, {str(out)!r}, allowlist=(), n_boot=50, seed=1)"
     )
     assert read_parquet(out)["pearson_r"].notna().all()
     assert run.heavy() == {"scipy.stats"}

@@ -411,7 +411,7 @@ def test_the_workflow_scores_every_neural_measure(tiny, tmp_path):
     correlated = correlations.loc[list(MODEL_ROWS)]
     assert correlated["n"].eq(4).all()
     # Random weights can give every speaker the same value (e.g. PER 1.0): no r, and it says why.
-    has_r = correlated["pearson_r"].notna()
+    has_r = correlated["r_raw"].notna()
     assert has_r.sum() >= 5 and correlated.loc[~has_r, "reason"].str.contains("constant").all()
     assert (model_rows["n_datasets"] == has_r.astype(int)).all()
     for figure in [

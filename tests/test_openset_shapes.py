@@ -44,7 +44,7 @@ ONE_GROUP_REASON = (
 def summarise(folds: Path, heldout: list[Path], directory: Path) -> dict:
     """Run ``openset_summary`` into ``directory``; the summary and every output's bytes."""
     outputs = summary_paths(directory)
-    summary = openset_summary(folds, heldout, *outputs)
+    summary = openset_summary(folds, heldout, *outputs, {})
     return {"summary": summary, "bytes": {p.name: p.read_bytes() for p in outputs}}
 
 

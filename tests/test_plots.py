@@ -16,7 +16,12 @@ from pathbench_flow.reporting.plots import (
     plot_metric_scatters,
     plot_results_heatmap,
 )
-from pathbench_flow.reporting.results_table import build_results_table
+from pathbench_flow.reporting.results_table import (
+    aligned_r,
+    build_results_table,
+    results_table_of,
+    sign_aligned,
+)
 from pathbench_flow.stages.analysis import metric_reasons
 from pathbench_flow.stats.correlation import correlate_metrics
 
@@ -55,12 +60,19 @@ METADATA = pd.DataFrame(
 
 
 @pytest.fixture(scope="module")
-def correlations() -> pd.DataFrame:
+def raw() -> pd.DataFrame:
     return correlate_metrics(speakers_table(), TRUTH, METADATA, n_boot=200)
 
 
+@pytest.fixture(scope="module")
+def correlations(raw: pd.DataFrame) -> pd.DataFrame:
+    """The dataset's correlations with the signs of a run of this dataset alone."""
+    return sign_aligned(raw, aligned_r({"A": raw}).signs)
+
+
 def render_all(out: Path, correlations: pd.DataFrame) -> list[Path]:
-    table = build_results_table({"A": correlations, "B": correlations.assign(pearson_r=0.1)})
+    raw = correlations.rename(columns={"r_raw": "pearson_r"})
+    table = build_results_table({"A": raw, "B": raw.assign(pearson_r=0.1)})
     paths = plot_metric_scatters(speakers_table(), TRUTH, correlations, out / "scatter")
     plot_aligned_bars(correlations, out / "bars.png", "dataset A")
     plot_results_heatmap(table, out / "heatmap.png")
@@ -93,7 +105,7 @@ def test_figures_depend_on_the_data(tmp_path: Path, correlations: pd.DataFrame) 
     plot_aligned_bars(correlations, tmp_path / "a.png", "dataset A")
     # Halving r but not its interval also exercises a CI that does not contain r, which a
     # percentile bootstrap can produce.
-    shifted = correlations.assign(aligned_r=correlations["aligned_r"] / 2)
+    shifted = correlations.assign(r_aligned=correlations["r_aligned"] / 2)
     plot_aligned_bars(shifted, tmp_path / "b.png", "dataset A")
     assert (tmp_path / "a.png").read_bytes() != (tmp_path / "b.png").read_bytes()
 
@@ -143,3 +155,29 @@ def test_reasons_come_from_correlations_and_aggregation(correlations: pd.DataFra
         "no value for 0 of 12 speakers",
     ]
     assert metric_reasons(correlations.drop(columns="reason"), {})["vsa"] == ""
+
+
+def test_figures_show_the_tables_sign_and_say_where_it_flips_raw_r(
+    tmp_path: Path, raw: pd.DataFrame
+) -> None:
+    """wada_snr falls with the truth in both datasets, so PathBench's vote flips it: the bar
+    and the heat map show +r, both mark the flip, per is flipped by its expected sign, and
+    every label is the table's row name with the metric key where the two differ."""
+    falling = raw.assign(pearson_r=raw["pearson_r"].where(raw["metric"] != "wada_snr", -0.4))
+    aligned = aligned_r({"A": falling, "B": falling})
+    assert aligned.sign_rules["wada_snr"] == "vote: flipped"
+    bars = plot_aligned_bars(
+        sign_aligned(falling, aligned.signs), tmp_path / "bars.png", "A"
+    ).set_index("metric")
+    table = results_table_of(aligned).set_index("metric")
+    for metric in bars.index.drop("vsa"):
+        assert bars.at[metric, "r_aligned"] == pytest.approx(table.at[metric, "A"], abs=0.005)
+    assert bars.at["wada_snr", "r_aligned"] == 0.4
+    assert bars["label"].to_dict() == {
+        "cpp": "cpp",
+        "wada_snr": "WADA SNR = wada_snr  [−r, vote: flipped]",
+        "vsa": "VSA = vsa",
+        "per": "PER (SEM) = per  [−r, expected -1]",
+    }
+    labels = plot_results_heatmap(table.reset_index(), tmp_path / "heat.png")
+    assert labels == bars["label"].tolist()

@@ -21,7 +21,7 @@ from pathbench_flow.predictors.comparisons import best_per_category, dataset_com
 from pathbench_flow.predictors.config import SPEAKERS, UTTERANCES, PredictorFile
 from pathbench_flow.predictors.csv_file import read_score_csv
 from pathbench_flow.preflight import ConfigError
-from pathbench_flow.reporting.results_table import aligned_r
+from pathbench_flow.reporting.results_table import aligned_r, sign_aligned
 from pathbench_flow.schemas import SCORE_SCHEMA, SPEAKER_SCORE_SCHEMA
 from pathbench_flow.stages.aggregate import aggregate_speakers
 from pathbench_flow.stages.analysis import metric_metadata
@@ -399,9 +399,15 @@ def benchmark():
     return speakers, ground_truth, correlations
 
 
+def signs_of(correlations: pd.DataFrame) -> pd.DataFrame:
+    """The signs a run of this one dataset gives, the predictors' as they declare them."""
+    return aligned_r({"d": correlations}, declared={"mine": 1, "neg": -1}).signs
+
+
 def test_the_best_measure_of_a_category_has_the_highest_aligned_r_and_ties_go_by_name(benchmark):
-    _, _, correlations = benchmark
-    aligned = correlations.set_index("metric")["aligned_r"]
+    _, _, raw = benchmark
+    correlations = sign_aligned(raw, signs_of(raw))
+    aligned = correlations.set_index("metric")["r_aligned"]
     best = best_per_category(correlations, ["mine", "neg"])
     signal = max(["cpp", "cpps", "wada_snr"], key=lambda m: aligned[m])
     assert best == {
@@ -410,8 +416,8 @@ def test_the_best_measure_of_a_category_has_the_highest_aligned_r_and_ties_go_by
         "lookup": "spk2age",
     }
     tied = correlations.copy()
-    tied.loc[tied["metric"] == "cpps", "aligned_r"] = aligned[signal]
-    tied.loc[tied["metric"] == "cpp", "aligned_r"] = aligned[signal]
+    tied.loc[tied["metric"] == "cpps", "r_aligned"] = aligned[signal]
+    tied.loc[tied["metric"] == "cpp", "r_aligned"] = aligned[signal]
     assert best_per_category(tied, ["mine", "neg"])["reference-free signal"] == "cpp"
 
 
@@ -422,6 +428,7 @@ def test_each_predictor_is_tested_against_each_category_s_best(benchmark):
         speakers,
         ground_truth,
         correlations,
+        signs_of(correlations),
         ["mine", "neg", "absent"],
         allowlist=("wada_snr", "spk2age"),
         method="williams",
@@ -440,10 +447,10 @@ def test_each_predictor_is_tested_against_each_category_s_best(benchmark):
             k: v for k, v in neg.items() if k != "predictor"
         }
     lookup = by["mine", "lookup"]
-    table = correlations.set_index("metric")
+    table = sign_aligned(correlations, signs_of(correlations)).set_index("metric")
     assert lookup["metric"] == "spk2age" and lookup["method"] == METHODS["williams"]
-    assert lookup["r_jk"] == pytest.approx(table.at["mine", "aligned_r"], abs=1e-12)
-    assert lookup["r_jh"] == pytest.approx(table.at["spk2age", "aligned_r"], abs=1e-12)
+    assert lookup["r_jk"] == pytest.approx(table.at["mine", "r_aligned"], abs=1e-12)
+    assert lookup["r_jh"] == pytest.approx(table.at["spk2age", "r_aligned"], abs=1e-12)
     wide = speakers.pivot(index="speaker_id", columns="metric", values="value")
     r_kh = np.corrcoef(wide["mine"], wide["spk2age"])[0, 1] * -1
     assert lookup["r_kh"] == pytest.approx(r_kh, abs=1e-12)
@@ -460,6 +467,7 @@ def test_an_allowlisted_measure_is_compared_on_the_speakers_both_have(benchmark)
         speakers,
         ground_truth,
         only_wada,
+        signs_of(correlations),
         ["mine"],
         allowlist=("wada_snr",),
         method="steiger",
@@ -480,7 +488,8 @@ def test_a_comparison_that_cannot_run_says_why(benchmark):
         "d",
         few,
         truth,
-        correlate_metrics(few, truth, METADATA, n_boot=200),
+        few_correlations := correlate_metrics(few, truth, METADATA, n_boot=200),
+        signs_of(few_correlations),
         ["mine", "neg"],
         allowlist=(),
         method="williams",
@@ -491,6 +500,40 @@ def test_a_comparison_that_cannot_run_says_why(benchmark):
         "reference-free speaker": "no built-in measure of this category has",
         "lookup": "n = 3 speakers is too few: the tests nee",
     }
+
+
+def test_a_measure_the_vote_flips_is_compared_as_the_table_shows_it(benchmark):
+    """wada_snr, rising with the truth, is the best signal measure once cpp and cpps are
+    left out; where PathBench's vote flips it (most datasets negative), r_jh is the flipped r
+    of the results table, not r times the evaluator's direction (+1)."""
+    speakers, ground_truth, correlations = benchmark
+    only_wada = correlations[correlations["metric"].isin(["mine", "wada_snr"])]
+    signs = signs_of(only_wada)
+    kept = dataset_comparisons(
+        "d",
+        speakers,
+        ground_truth,
+        only_wada,
+        signs,
+        ["mine"],
+        allowlist=("wada_snr",),
+        method="williams",
+        level=0.95,
+    )
+    signs.loc["wada_snr"] = [-1, "vote: flipped"]
+    flipped = dataset_comparisons(
+        "d",
+        speakers,
+        ground_truth,
+        only_wada,
+        signs,
+        ["mine"],
+        allowlist=("wada_snr",),
+        method="williams",
+        level=0.95,
+    )
+    assert kept[0]["r_jh"] > 0 and flipped[0]["r_jh"] == -kept[0]["r_jh"]
+    assert flipped[0]["r_kh"] == -kept[0]["r_kh"] and flipped[0]["r_jk"] == kept[0]["r_jk"]
 
 
 # --- the workflow --------------------------------------------------------------------------------
@@ -576,7 +619,7 @@ def test_a_predictor_runs_to_the_table_the_comparisons_and_the_report(tmp_path):
         correlations = read_parquet(results / name / "correlations.parquet").set_index("metric")
         assert correlations.at["mine", "n"] == 5
         assert correlations.at["mine", "category"] == "external predictor"
-        aligned[name] = correlations["aligned_r"]
+        aligned[name] = correlations["pearson_r"]  # mine is declared +1
         assert (results / name / "plots/scatter/mine.png").stat().st_size > 0
         exported = pd.read_csv(results / name / "speaker_csv/mine.csv")
         assert list(exported.columns) == ["speaker_id", "score"] and len(exported) == 5

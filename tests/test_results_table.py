@@ -97,6 +97,7 @@ def test_rows_follow_pathbench_and_extras_come_after_their_category() -> None:
         "row",
         "category",
         "in_pathbench_table",
+        "sign",
         "sign_rule",
         "UASpeech Word MC",
         "COPAS Word MC",
@@ -270,15 +271,15 @@ def test_written_files_are_exact_and_stable(tmp_path: Path) -> None:
     table = example_table()
     csv_path, parquet_path = write_results_table(table, tmp_path)
     assert csv_path.read_text().splitlines() == [
-        "metric,row,category,in_pathbench_table,sign_rule,"
+        "metric,row,category,in_pathbench_table,sign,sign_rule,"
         "UASpeech Word MC,COPAS Word MC,TORGO Sentence EX,Avg,n_datasets",
-        "cpp_fa,CPP,Reference-Free (Signal),True,expected +1,0.44,0.45,0.44,0.44,3",
-        "std_pitch_fa,Std Pitch,Reference-Free (Signal),True,expected +1,,,-0.20,-0.20,1",
-        "wada_snr,WADA SNR,Reference-Free (Signal),False,vote: kept,,0.10,,0.10,1",
-        "vsa,VSA,Reference-Free (Speaker),True,expected +1,,-0.31,,-0.31,1",
-        "per,PER (SEM),Reference-Text,True,expected -1,0.81,0.70,-0.60,0.30,3",
-        "nad_fa_all,NAD,Reference-Audio (Parallel),True,expected -1,0.71,,,0.71,1",
-        "spk2age,spk2age,Lookup,False,vote: flipped,,,0.00,0.00,1",  # 0.001 -> 0.00, not -0.00
+        "cpp_fa,CPP,Reference-Free (Signal),True,1,expected +1,0.44,0.45,0.44,0.44,3",
+        "std_pitch_fa,Std Pitch,Reference-Free (Signal),True,1,expected +1,,,-0.20,-0.20,1",
+        "wada_snr,WADA SNR,Reference-Free (Signal),False,1,vote: kept,,0.10,,0.10,1",
+        "vsa,VSA,Reference-Free (Speaker),True,1,expected +1,,-0.31,,-0.31,1",
+        "per,PER (SEM),Reference-Text,True,-1,expected -1,0.81,0.70,-0.60,0.30,3",
+        "nad_fa_all,NAD,Reference-Audio (Parallel),True,-1,expected -1,0.71,,,0.71,1",
+        "spk2age,spk2age,Lookup,False,-1,vote: flipped,,,0.00,0.00,1",  # 0.001 -> 0.00
     ]
     pd.testing.assert_frame_equal(read_parquet(parquet_path), table, check_dtype=False)
     first = (csv_path.read_bytes(), parquet_path.read_bytes())
@@ -471,8 +472,9 @@ def test_pathbench_table_of_a_partial_run_keeps_pathbench_header_rows_and_column
     tmp_path: Path,
 ) -> None:
     """Two of the 21 columns, four of the 12 rows and a dataset outside PathBench's columns:
-    the header is PathBench's byte for byte, every row and column is there, cells are empty
-    where the run has nothing, and Avg is over PathBench's columns only (not the demo)."""
+    the header is PathBench's byte for byte and then the demo's own column, every row and
+    column is there, cells are empty where the run has nothing, and Avg is over PathBench's
+    columns only (not the demo)."""
     aligned = aligned_r(
         {
             "demo": correlations({"cpp_fa": 0.9, "per": -0.9, "wada_snr": 0.5}),
@@ -487,7 +489,7 @@ def test_pathbench_table_of_a_partial_run_keeps_pathbench_header_rows_and_column
     )
     text = write_pathbench_table(aligned, tmp_path / "p.csv").read_text()
     lines = text.splitlines(keepends=True)
-    assert lines[0] == PATHBENCH_HEADER
+    assert lines[0] == PATHBENCH_HEADER.replace("\n", ",demo\n")
     published = PATHBENCH_CSV.read_text().splitlines()
     assert [line.split(",")[:2] for line in lines[1:]] == [
         line.split(",")[:2] for line in published[1:]
@@ -495,12 +497,37 @@ def test_pathbench_table_of_a_partial_run_keeps_pathbench_header_rows_and_column
     empty = "," * 18
     rows = {line.split(",")[0]: line.rstrip("\n") for line in lines[1:]}
     # Avg: (0.21 - 0.50) / 2 is -0.14500000000000002 in floats, so -0.15 (PathBench's too).
-    assert rows["CPP"] == f"CPP,Reference-Free (Signal),{empty}0.21,,-0.50,-0.15"
-    assert rows["PER (SEM)"] == f"PER (SEM),Reference-Text,{empty}0.50,,0.70,0.60"
-    assert rows["VSA"] == f"VSA,Reference-Free (Speaker),{empty},,,"
-    assert rows["NAD"] == f"NAD,Reference-Audio (Parallel),{empty},,,"
+    assert rows["CPP"] == f"CPP,Reference-Free (Signal),{empty}0.21,,-0.50,-0.15,0.90"
+    assert rows["PER (SEM)"] == f"PER (SEM),Reference-Text,{empty}0.50,,0.70,0.60,0.90"
+    assert rows["VSA"] == f"VSA,Reference-Free (Speaker),{empty},,,,"
+    assert rows["NAD"] == f"NAD,Reference-Audio (Parallel),{empty},,,,"
     assert len(rows) == 12 and "WADA SNR" not in rows and "spk2age" not in rows
-    assert all(line.count(",") == 23 for line in lines)
+    assert all(line.count(",") == 24 for line in lines)
+
+
+def test_datasets_outside_pathbench_columns_get_their_own_columns_after_avg(
+    tmp_path: Path,
+) -> None:
+    """The demo alone, and a user's corpus placed by its own keys beside it: each a column
+    after PathBench's Avg with its sign-aligned cells; Avg stays empty (none of PathBench's
+    columns), and the layout of PathBench's rows and columns is kept."""
+    aligned = aligned_r(
+        {
+            "demo": correlations({"cpp_fa": 0.904, "per": 0.3, "wada_snr": 0.5}),
+            "mine": correlations({"cpp_fa": -0.111, "vsa": 0.25}),
+        },
+        [DatasetColumn("demo"), DatasetColumn("mine", "Mine", "Word", "MC")],
+    )
+    table = pd.read_csv(
+        write_pathbench_table(aligned, tmp_path / "p.csv"), dtype=str, keep_default_na=False
+    ).set_index("Metric")
+    assert list(table.columns[-3:]) == ["Avg", "demo", "Mine Word MC"]
+    assert list(table.index) == [name for _, name, _ in PATHBENCH_ROWS]
+    assert table.loc["CPP", ["Avg", "demo", "Mine Word MC"]].tolist() == ["", "0.90", "-0.11"]
+    assert table.at["PER (SEM)", "demo"] == "-0.30"  # PathBench expects per to fall
+    assert table.at["VSA", "Mine Word MC"] == "0.25" and table.at["VSA", "demo"] == ""
+    own = table[["demo", "Mine Word MC"]]
+    assert (own != "").sum().sum() == 4
 
 
 def test_the_package_ships_pathbench_published_table_with_its_source() -> None:
@@ -588,15 +615,25 @@ def test_published_vs_measured_of_a_partial_run(tmp_path: Path) -> None:
         ],
     )
     path = write_published_vs_measured(aligned, tmp_path / "published.csv")
-    assert path.read_text() == (
-        "metric,row,category,column,published_r,measured_r,difference\n"
-        "cpp_fa,CPP,Reference-Free (Signal),UASpeech Word MC,-0.26,-0.25,0.01\n"
-        "cpp_fa,CPP,Reference-Free (Signal),TORGO Sentence EX,-0.31,0.00,0.31\n"
-        "vsa,VSA,Reference-Free (Speaker),UASpeech Word MC,0.02,,\n"
-        "vsa,VSA,Reference-Free (Speaker),TORGO Sentence EX,-0.38,,\n"
-        "per,PER (SEM),Reference-Text,UASpeech Word MC,0.84,0.84,0.00\n"
-        "per,PER (SEM),Reference-Text,TORGO Sentence EX,0.91,-0.60,-1.51\n"
+    no_r = (
+        "this run has no r for this metric on dataset '{0}' (the reason is in "
+        "results/{0}/correlations.csv)"
     )
+    lines = path.read_text().splitlines()
+    assert lines[:7] == [
+        "metric,row,category,column,published_r,measured_r,difference,reason",
+        "cpp_fa,CPP,Reference-Free (Signal),UASpeech Word MC,-0.26,-0.25,0.01,",
+        "cpp_fa,CPP,Reference-Free (Signal),TORGO Sentence EX,-0.31,0.00,0.31,",
+        "vsa,VSA,Reference-Free (Speaker),UASpeech Word MC,0.02,,," + no_r.format("ua"),
+        "vsa,VSA,Reference-Free (Speaker),TORGO Sentence EX,-0.38,,," + no_r.format("torgo"),
+        "per,PER (SEM),Reference-Text,UASpeech Word MC,0.84,0.84,0.00,",
+        "per,PER (SEM),Reference-Text,TORGO Sentence EX,0.91,-0.60,-1.51,",
+    ]
+    # The demo, outside PathBench's columns, is the last line, saying why it has no value.
+    assert lines[7].startswith(",,,demo,,,,\"dataset 'demo' is in none of the 21 columns")
+    assert len(lines) == 8
     demo_only = aligned_r({"demo": correlations({"cpp_fa": 0.9})})
-    written = write_published_vs_measured(demo_only, tmp_path / "demo.csv").read_text()
-    assert written == ",".join(COMPARISON_COLUMNS) + "\n"
+    written = pd.read_csv(write_published_vs_measured(demo_only, tmp_path / "demo.csv"))
+    assert len(written) == 1 and written.at[0, "column"] == "demo"
+    assert written[["published_r", "measured_r", "difference"]].isna().all(axis=None)
+    assert "'demo' is in none of the 21 columns PathBench published" in written.at[0, "reason"]

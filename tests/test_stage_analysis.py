@@ -59,9 +59,7 @@ def test_one_csv_per_metric_with_the_valued_speakers_sorted(speakers_path, tmp_p
 
 def test_the_csv_reproduces_the_workflow_correlation(speakers_path, tmp_path):
     correlations = tmp_path / "correlations.parquet"
-    table = correlate(
-        speakers_path, correlations, tmp_path / "c.csv", allowlist=(), n_boot=200, seed=5
-    )
+    table = correlate(speakers_path, correlations, allowlist=(), n_boot=200, seed=5)
     export_speaker_csv(speakers_path, tmp_path / "csv")
     speakers = read_parquet(speakers_path)
     truth = speakers.drop_duplicates("speaker_id").set_index("speaker_id")["ground_truth"]
@@ -130,15 +128,26 @@ def test_utterance_correlations_of_a_dataset_with_utt2score(tmp_path, capsys):
     )
     write_parquet(reference, references, REFERENCE_SCORE_SCHEMA, ["utt_id"])
     out = tmp_path / "utterance_correlations.csv"
-    correlate_utterances(manifest, dataset / "utt2score", [scores, references], out)
+    page = tmp_path / "utterance_correlations.html"
+    # The speaker-level table flipped cpp by PathBench's vote: so are its utterances.
+    signs = tmp_path / "sign_rules.csv"
+    signs.write_text(
+        "metric,row,sign,sign_rule\ncpp,cpp,-1,vote: flipped\n"
+        "p_estoi_fa_all,P-ESTOI,1,expected +1\n"
+    )
+    correlate_utterances(manifest, dataset / "utt2score", [scores, references], signs, out, page)
 
     table = pd.read_csv(out).set_index("metric")
+    assert table.at["cpp", "r_aligned"] == -table.at["cpp", "r_raw"] < 0
+    assert table.at["cpp", "sign_rule"] == "vote: flipped"
+    assert table.at["p_estoi_fa_all", "r_aligned"] == table.at["p_estoi_fa_all", "r_raw"]
+    assert "direction" not in table.columns and "aligned_r" not in table.columns
     used = [0, 1, 3, 4]  # S1_0 is unrated, S2_1 has no P-ESTOI
     truth = np.array([3.4, 2.9, 1.5, 4.1])
-    assert table.at["cpp", "pearson_r"] == pytest.approx(
+    assert table.at["cpp", "r_raw"] == pytest.approx(
         np.corrcoef(np.array(cpp)[used], truth)[0, 1], abs=1e-9
     )
-    assert table.at["p_estoi_fa_all", "pearson_r"] == pytest.approx(
+    assert table.at["p_estoi_fa_all", "r_raw"] == pytest.approx(
         np.corrcoef(np.array(estoi)[used], truth)[0, 1], abs=1e-9
     )
     assert table["n"].tolist() == [4, 4] and table["n_speakers"].tolist() == [3, 3]
@@ -147,8 +156,10 @@ def test_utterance_correlations_of_a_dataset_with_utt2score(tmp_path, capsys):
         capsys.readouterr().err
     )
     first = out.read_bytes()
-    correlate_utterances(manifest, dataset / "utt2score", [scores, references], out)
+    correlate_utterances(manifest, dataset / "utt2score", [scores, references], signs, out, page)
     assert out.read_bytes() == first
-    correlate_utterances(manifest, dataset / "utt2score", [], out)  # speaker measures only
-    assert out.read_text().startswith("metric,category,direction,n,n_speakers,")
+    correlate_utterances(
+        manifest, dataset / "utt2score", [], signs, out, page
+    )  # speaker measures only
+    assert out.read_text().startswith("metric,row,category,sign,sign_rule,r_aligned,n,")
     assert len(out.read_text().splitlines()) == 1

@@ -143,7 +143,7 @@ def chain(tmp_path_factory) -> dict[str, object]:
         heldout.append(root / f"heldout_{outer}.json")
         heldout_score(features, folds, outer, selected[-1], heldout[-1])
     outputs = summary_paths(root)
-    summary = openset_summary(folds, heldout, *outputs)
+    summary = openset_summary(folds, heldout, *outputs, {})
     return {
         "root": root,
         "features": features,
@@ -249,7 +249,7 @@ def test_every_open_set_output_is_byte_identical_on_a_rerun(chain, tmp_path):
     heldout_score(features, folds, 0, selected, heldout)
     assert heldout.read_bytes() == chain["heldout"][0].read_bytes()
     outputs = summary_paths(tmp_path)
-    openset_summary(folds, chain["heldout"], *outputs)
+    openset_summary(folds, chain["heldout"], *outputs, {})
     for new, old in zip(outputs, chain["outputs"], strict=True):
         assert new.read_bytes() == old.read_bytes(), new.name
 

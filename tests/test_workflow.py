@@ -102,6 +102,22 @@ def test_designed_effects_are_recovered(demo_run):
 def test_results_table_plots_and_report(demo_run):
     table = pd.read_csv(demo_run / "results/results_table.csv")
     assert {"metric", "category", "demo", "Avg"} <= set(table.columns)
+    # The demo is no PathBench corpus: PathBench's table gives it a column of its own, filled
+    # for the rows the demo runs (all but the six model and text measures), and the published
+    # comparison says in words why there is nothing to compare.
+    pathbench = pd.read_csv(demo_run / "results/pathbench_table.csv", dtype=str)
+    assert list(pathbench.columns[-2:]) == ["Avg", "demo"] and len(pathbench) == 12
+    assert pathbench["demo"].notna().sum() == 6, pathbench[["Metric", "demo"]]
+    published = pd.read_csv(demo_run / "results/pathbench_published_vs_measured.csv")
+    assert published["column"].tolist() == ["demo"]
+    assert "PathBench published" in published.at[0, "reason"]
+    # One sign per metric: the demo's correlations.csv carries the table's sign and value.
+    correlations = pd.read_csv(demo_run / "results/demo/correlations.csv").set_index("metric")
+    cells = table.set_index("metric")
+    assert (correlations["sign_rule"] == cells.loc[correlations.index, "sign_rule"]).all()
+    assert np.allclose(
+        correlations["r_aligned"].round(2), cells.loc[correlations.index, "demo"], equal_nan=True
+    )
     for png in [
         demo_run / "results/demo/plots/aligned_r.png",
         demo_run / "results/plots/results_heatmap.png",

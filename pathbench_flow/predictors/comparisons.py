@@ -7,12 +7,13 @@ the two correlations are dependent and the test is one for dependent correlation
 variable (:mod:`pathbench_flow.stats.dependent_correlations`, Steiger 1980), with j the ground
 truth, k the predictor and h the built-in measure.
 
-* **Best** is the highest sign-aligned r (``aligned_r`` of ``correlations.parquet``: r times
-  the metric's direction) among the category's metrics with a correlation; a tie goes to the
-  metric name that sorts first, so the choice never depends on row order.
-* **Signs**: r_jk and r_jh are sign-aligned (times the predictor's and the measure's
-  direction), r_kh times both directions, so a positive difference always means the predictor
-  agrees better.
+* **Best** is the highest sign-aligned r (``r_aligned``: r times the metric's sign in the
+  run's results table, ``sign_rules.csv``) among the category's metrics with a correlation; a
+  tie goes to the metric name that sorts first, so the choice never depends on row order.
+* **Signs**: r_jk and r_jh are sign-aligned (times the predictor's declared direction and the
+  measure's sign in the results table, so a measure PathBench's vote flips is compared
+  flipped, as the table shows it), r_kh times both signs, so a positive difference always
+  means the predictor agrees better.
 * **Speakers**: all three correlations are computed on one set, the speakers both metrics are
   correlated on (their sets of the common-speaker-set rule); that is the common set, unless
   the measure is allowlisted, when its r here can differ from the table's.
@@ -34,6 +35,7 @@ import pandas as pd
 
 from pathbench_flow import categories
 from pathbench_flow.io import write_json, write_text
+from pathbench_flow.reporting.results_table import sign_aligned
 from pathbench_flow.stats.correlation import speaker_sets
 from pathbench_flow.stats.dependent_correlations import METHODS, compare_dependent
 
@@ -64,18 +66,20 @@ INTEGER_COLUMNS = ("n", "df")
 NOTATION = (
     "j = ground truth (spk2score), k = predictor, h = the category's best built-in measure "
     "(highest sign-aligned r on the dataset; ties: the first metric name); r_jk and r_jh are "
-    "sign-aligned (r times the metric's direction), r_kh times both directions; difference = "
+    "sign-aligned (r times the metric's sign in the results table, sign_rules.csv), r_kh "
+    "times both signs; difference = "
     "r_jk - r_jh, positive where the predictor agrees better"
 )
 
 
-def best_per_category(correlations: pd.DataFrame, predictors: Collection[str]) -> dict[str, str]:
+def best_per_category(aligned: pd.DataFrame, predictors: Collection[str]) -> dict[str, str]:
     """Category key → its best built-in metric (see the module docstring), for every category
-    of the built-in metrics of ``correlations``; a category none of whose metrics has a
-    correlation maps to ''."""
-    builtin = correlations[~correlations["metric"].isin(list(predictors))]
-    correlated = builtin.dropna(subset=["aligned_r"])
-    ranked = correlated.assign(key=-correlated["aligned_r"]).sort_values(["key", "metric"])
+    of the built-in metrics of ``aligned`` (a
+    :func:`~pathbench_flow.reporting.results_table.sign_aligned` table); a category none of
+    whose metrics has a correlation maps to ''."""
+    builtin = aligned[~aligned["metric"].isin(list(predictors))]
+    correlated = builtin.dropna(subset=["r_aligned"])
+    ranked = correlated.assign(key=-correlated["r_aligned"]).sort_values(["key", "metric"])
     best = ranked.drop_duplicates("category").set_index("category")["metric"]
     present = sorted(set(builtin["category"]), key=categories.rank)
     return {category: str(best.get(category, "")) for category in present}
@@ -93,17 +97,21 @@ def dataset_comparisons(
     speakers_long: pd.DataFrame,
     ground_truth: pd.Series,
     correlations: pd.DataFrame,
+    signs: pd.DataFrame,
     predictors: Collection[str],
     *,
     allowlist: Collection[str],
     method: str,
     level: float,
 ) -> list[dict]:
-    """The rows (:data:`COLUMNS`) of one dataset: its speakers table, ground truth and
-    correlation table; ``predictors`` names every configured predictor (those with a row in
-    ``correlations`` are compared), ``allowlist`` is the correlation stage's."""
-    table = correlations.set_index("metric")
-    best = best_per_category(correlations, predictors)
+    """The rows (:data:`COLUMNS`) of one dataset: its speakers table, ground truth,
+    correlation table and the run's signs (``signs``, as
+    :func:`~pathbench_flow.reporting.results_table.read_signs`); ``predictors`` names every
+    configured predictor (those with a row in ``correlations`` are compared), ``allowlist``
+    is the correlation stage's."""
+    aligned = sign_aligned(correlations, signs)
+    table = aligned.set_index("metric")
+    best = best_per_category(aligned, predictors)
     used = speaker_sets(speakers_long, ground_truth, allowlist).used
     values = speakers_long.pivot(index="speaker_id", columns="metric", values="value")
     rows = []
@@ -120,8 +128,8 @@ def dataset_comparisons(
                     sorted(set(used[predictor]) & set(used[metric])),
                     values,
                     ground_truth,
-                    (predictor, int(table.at[predictor, "direction"])),
-                    (metric, int(table.at[metric, "direction"])),
+                    (predictor, int(table.at[predictor, "sign"])),
+                    (metric, int(table.at[metric, "sign"])),
                     method,
                     level,
                 )

@@ -14,8 +14,10 @@ from __future__ import annotations
 import csv
 import html
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from pathbench_flow.io import write_text
 
 # The report frames a result on its dark background: a light page with a readable table,
 # sticky header, zebra rows and right-aligned numeric columns in tabular figures.
@@ -109,10 +111,11 @@ def write_html_table(csv_path: str | Path, html_path: str | Path) -> None:
     """Render the CSV at ``csv_path`` as the page at ``html_path``, titled by the CSV's name."""
     header, rows = read_csv_cells(Path(csv_path))
     page = render_table(header, rows, Path(csv_path).name)
-    Path(html_path).write_text(page, encoding="utf-8", newline="\n")
+    write_text(page, html_path)
 
 
-def write_html_tables(tables: dict[str, str]) -> None:
-    """Render every CSV of ``tables`` (CSV path → HTML path), for a rule with several tables."""
+def write_html_tables(tables: Mapping[str, str | Path]) -> None:
+    """Render every CSV of ``tables`` (CSV path → HTML path): the pages a stage writes beside
+    the CSVs it has just written, so its rule's script stays one call."""
     for csv_path, html_path in tables.items():
         write_html_table(csv_path, html_path)

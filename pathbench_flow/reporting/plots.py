@@ -29,6 +29,7 @@ from pathbench_flow.io import atomic_path
 from pathbench_flow.reporting.results_table import (
     AVERAGE_COLUMN,
     dataset_columns_of,
+    display_label,
     require_file_names,
     sort_by_category,
 )
@@ -52,8 +53,41 @@ def _figure(path: str | Path, size: tuple[float, float]) -> Iterator[tuple[Figur
             figure.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None})
 
 
+FLIPPED_NOTE = (
+    "[−r, rule]: the raw r is shown flipped, by that rule. "
+    "Name = key: the results table's row name and the metric key."
+)
+"""The key to the marks :func:`_signed_label` puts on a flipped metric's label."""
+
+
 def _format_r(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.2f}"
+
+
+def _signed_label(metric: str, sign: int, rule: str) -> str:
+    """A metric's label in a figure of aligned r: the table's name (:func:`display_label`),
+    marked with the rule where the shown value is the raw r flipped."""
+    label = display_label(metric)
+    return label if sign > 0 else f"{label}  [−r, {rule}]"
+
+
+def _sign_notes(metrics: pd.Series, rules: pd.Series) -> str:
+    """The key to a figure of aligned r: which metrics PathBench's vote flipped, and what the
+    marks on the labels mean."""
+    flipped = sorted(metrics[rules == "vote: flipped"])
+    vote = f"Flipped by PathBench's vote: {', '.join(flipped)}. " if flipped else ""
+    return vote + FLIPPED_NOTE
+
+
+def _label_width(labels: Collection[str]) -> float:
+    """Inches the longest tick label takes at matplotlib's default 10-point font."""
+    return 0.075 * max((len(label) for label in labels), default=0)
+
+
+def _wrapped(text: str, width: float) -> str:
+    """``text`` in lines that fit ``width`` inches at 8 points, so no note runs off the
+    picture."""
+    return textwrap.fill(text, max(20, int(width * 72 / (0.55 * 8)) - 4))
 
 
 def plot_metric_scatters(
@@ -66,8 +100,11 @@ def plot_metric_scatters(
 ) -> list[Path]:
     """Write ``<metric>.png``: each speaker's metric value against their ground truth.
 
-    Only the speakers the correlation was computed on are drawn, so the picture and the r
-    and n in its title describe the same data. ``allowlist`` must be the one the
+    ``correlations`` is a :func:`~pathbench_flow.reporting.results_table.sign_aligned`
+    table. The points are raw values, so the title gives the raw r, labelled raw, and beside
+    it the sign-aligned r of the results table with its rule. Only the speakers the
+    correlation was computed on are drawn, so the picture and the r and n in its title
+    describe the same data. ``allowlist`` must be the one the
     correlations were computed with; a differing speaker count is reported as an error
     rather than drawn as a misleading figure. ``reasons`` (metric → text) is printed inside
     the axes of a metric without a correlation, so an empty plot says why it is empty.
@@ -86,12 +123,19 @@ def plot_metric_scatters(
             )
         x = values.loc[row.metric].reindex(speakers).to_numpy(dtype="float64")
         y = ground_truth.reindex(speakers).to_numpy(dtype="float64")
-        title = f"{row.metric}: r = {_format_r(row.pearson_r)}, n = {row.n}"
+        title = (
+            f"{display_label(row.metric)}\nraw r = {_format_r(row.r_raw)}, n = {row.n}\n"
+            f"sign-aligned r = {_format_r(row.r_aligned)} ({row.sign_rule})"
+        )
         path = out / f"{row.metric}.png"
-        reason = (reasons or {}).get(row.metric, "") if math.isnan(row.pearson_r) else ""
+        reason = (reasons or {}).get(row.metric, "") if math.isnan(row.r_raw) else ""
         with _figure(path, SCATTER_SIZE) as (_, axes):
             axes.scatter(x, y, s=25, color=categories.category(row.category).colour)
-            axes.set(title=title, xlabel=f"{row.metric} (speaker value)", ylabel="ground truth")
+            axes.set_title(title, fontsize=10)
+            axes.set(
+                xlabel=f"{display_label(row.metric)} (speaker value, raw)",
+                ylabel="ground truth",
+            )
             if reason:
                 _print_reason(axes, reason)
         paths.append(path)
@@ -114,18 +158,24 @@ def _print_reason(axes: Axes, reason: str) -> None:
     )
 
 
-def plot_aligned_bars(correlations: pd.DataFrame, path: str | Path, title: str) -> None:
+def plot_aligned_bars(correlations: pd.DataFrame, path: str | Path, title: str) -> pd.DataFrame:
     """Bar chart of one dataset's sign-aligned r per metric with its bootstrap CI.
 
-    Bars are coloured by category and ordered as in the results table; a metric without a
-    correlation keeps its row, labelled "n/a", so a missing bar is never mistaken for r = 0.
+    ``correlations`` is a :func:`~pathbench_flow.reporting.results_table.sign_aligned`
+    table, so each bar is the value of ``results_table.csv``. Bars are coloured by category
+    and ordered as in the results table, labelled with the table's names and marked where
+    the raw r was flipped; a metric without a correlation keeps its row, labelled "n/a", so a
+    missing bar is never mistaken for r = 0. Returns what was drawn, top to bottom: each
+    bar's ``metric``, ``label`` and value (``r_aligned``).
     """
     rows = sort_by_category(correlations)
     positions = np.arange(len(rows))[::-1]
-    aligned = rows["aligned_r"].to_numpy(dtype="float64")
-    low = rows["aligned_ci_low"].to_numpy(dtype="float64")
-    high = rows["aligned_ci_high"].to_numpy(dtype="float64")
-    with _figure(path, (6.0, 1.6 + 0.35 * len(rows))) as (figure, axes):
+    aligned = rows["r_aligned"].to_numpy(dtype="float64")
+    low = rows["ci_low_aligned"].to_numpy(dtype="float64")
+    high = rows["ci_high_aligned"].to_numpy(dtype="float64")
+    labels = list(map(_signed_label, rows["metric"], rows["sign"], rows["sign_rule"]))
+    width = 4.0 + _label_width(labels)
+    with _figure(path, (width, 2.2 + 0.35 * len(rows))) as (figure, axes):
         axes.barh(
             positions,
             np.nan_to_num(aligned),
@@ -142,37 +192,55 @@ def plot_aligned_bars(correlations: pd.DataFrame, path: str | Path, title: str) 
             loc="outside lower center",
             ncols=2,
             fontsize=8,
+            # The key to the labels' marks, above the colours' key, wrapped to the figure.
+            title=_wrapped(_sign_notes(rows["metric"], rows["sign_rule"]), width),
+            title_fontsize=8,
         )
         for position, value in zip(positions, aligned, strict=True):
             if math.isnan(value):
                 axes.text(0.02, position, "n/a", va="center")
         axes.axvline(0.0, color="black", linewidth=0.8)
-        axes.set_yticks(positions, rows["metric"].tolist())
-        axes.set(xlim=(-1.0, 1.0), title=title, xlabel="sign-aligned Pearson r (95% CI)")
+        axes.set_yticks(positions, labels)
+        axes.set(xlim=(-1.0, 1.0), xlabel="sign-aligned Pearson r (95% CI)")
+        figure.suptitle(title)
+    return pd.DataFrame({"metric": rows["metric"], "label": labels, "r_aligned": aligned})
 
 
-def plot_results_heatmap(results_table: pd.DataFrame, path: str | Path) -> None:
+def plot_results_heatmap(results_table: pd.DataFrame, path: str | Path) -> list[str]:
     """Heat map of a :func:`~pathbench_flow.reporting.results_table.build_results_table` table.
 
     A diverging colour map centred on 0 and fixed to [-1, 1] makes colours comparable across
     runs and datasets; cells without a value are grey and every cell is annotated. Rows are
-    labelled with PathBench's row names; the Avg column is included.
+    labelled with the table's names, the metric key beside a name that differs from it, and
+    marked where the raw r was flipped (``sign_rule``); the Avg column is included. Returns
+    the row labels, top to bottom.
     """
     columns = [*dataset_columns_of(results_table), AVERAGE_COLUMN]
     cells = results_table[columns].to_numpy(dtype="float64")
     colour_map: Colormap = matplotlib.colormaps["RdBu"].with_extremes(bad="lightgrey")
+    labels = list(
+        map(
+            _signed_label,
+            results_table["metric"],
+            results_table["sign"],
+            results_table["sign_rule"],
+        )
+    )
     # At least 5.5 inches wide: a one-dataset table is two columns, too narrow for the title.
-    size = (max(5.5, 2.0 + 0.8 * len(columns)), 1.5 + 0.4 * len(results_table))
-    with _figure(path, size) as (figure, axes):
+    width = max(5.5, 1.5 + 0.8 * len(columns) + _label_width(labels))
+    with _figure(path, (width, 2.2 + 0.4 * len(results_table))) as (figure, axes):
         image = axes.imshow(
             np.ma.masked_invalid(cells), cmap=colour_map, vmin=-1.0, vmax=1.0, aspect="auto"
         )
         for (i, j), value in np.ndenumerate(cells):
             axes.text(j, i, _format_r(value), ha="center", va="center", fontsize=8)
         axes.set_xticks(np.arange(len(columns)), columns, rotation=45, ha="right")
-        axes.set_yticks(np.arange(len(results_table)), results_table["row"].tolist())
-        axes.set_title("Pearson r\n(signs aligned as in PathBench)", fontsize=10)
+        axes.set_yticks(np.arange(len(results_table)), labels)
+        figure.suptitle("sign-aligned Pearson r (signs aligned as in PathBench)", fontsize=10)
+        notes = _sign_notes(results_table["metric"], results_table["sign_rule"])
+        figure.supxlabel(_wrapped(notes, width), fontsize=8)
         figure.colorbar(image, ax=axes)
+    return labels
 
 
 def plot_openset_rates(per_fold: pd.DataFrame, path: str | Path) -> None:

@@ -11,7 +11,10 @@ this run's cell of the same row and column, sign-aligned and rounded the same wa
 ``pathbench_table.csv``), so like is compared with like, and ``difference`` is measured minus
 published of those two-decimal values: 0.00 means agreement to the published precision, not
 equal r. Avg is left out: it averages whichever columns a run has, so it is comparable only
-for a run of all 21.
+for a run of all 21. Every line without a difference says why in ``reason``, and a dataset
+of the run outside PathBench's corpora (the demo, a corpus of the user's own) has a line
+saying that PathBench published nothing to compare it with, so the file is never a bare
+header.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from pathbench_flow.reporting.results_table import (
     PATHBENCH_ROWS,
     AlignedR,
     _cells,
+    own_columns,
 )
 from pathbench_flow.schemas import AVERAGE_COLUMN
 
@@ -52,9 +56,11 @@ COMPARISON_COLUMNS: tuple[str, ...] = (
     "published_r",
     "measured_r",
     "difference",
+    "reason",
 )
 """Columns of :func:`published_vs_measured`: the metric key, PathBench's row name and
-category, the column label (corpus task condition), and the three two-decimal values."""
+category, the column label (corpus task condition), the three two-decimal values, and why a
+line has no difference (empty when it has one)."""
 
 
 def published_source(source: Traversable | Path = PUBLISHED_SOURCE) -> dict[str, object]:
@@ -104,11 +110,14 @@ def published_vs_measured(aligned: AlignedR) -> pd.DataFrame:
     run's sign-aligned r rounded to two decimals and their difference; see the module doc.
 
     A cell either side leaves empty (PathBench's P-ESTOI and NAD on YouTube; a metric without
-    r on a dataset of the run) keeps its row, with NaN values and difference.
+    r on a dataset of the run) keeps its line, with NaN values and its ``reason``. Each
+    dataset outside PathBench's 21 columns follows with one line whose ``reason`` says that
+    PathBench published no r for it; a run none of whose metrics is a row of PathBench's
+    table gets one line saying so.
     """
     published = read_published()
-    run_columns = {c.label for c in aligned.columns if c.triple in set(PATHBENCH_COLUMNS)}
-    kept = published["metric"].isin(aligned.values.index) & published["column"].isin(run_columns)
+    placed = {c.label: c for c in aligned.columns if c.triple in set(PATHBENCH_COLUMNS)}
+    kept = published["metric"].isin(aligned.values.index) & published["column"].isin(placed)
     pairs = published[kept].reset_index(drop=True)
     measured = pd.Series(
         [aligned.values.at[m, c] for m, c in zip(pairs["metric"], pairs["column"], strict=True)],
@@ -116,12 +125,58 @@ def published_vs_measured(aligned: AlignedR) -> pd.DataFrame:
     )
     pairs["measured_r"] = _cells(measured)
     pairs["difference"] = _cells(pairs["measured_r"] - pairs["published_r"])
-    return pairs
+    pairs["reason"] = [
+        _why_no_difference(published_r, measured_r, placed[column].dataset)
+        for published_r, measured_r, column in zip(
+            pairs["published_r"], pairs["measured_r"], pairs["column"], strict=True
+        )
+    ]
+    unplaced = [
+        {"column": c.label, "reason": _not_published(c.dataset, c.label)}
+        for c in own_columns(aligned.columns)
+    ]
+    if placed and not set(aligned.values.index) & {metric for metric, _, _ in PATHBENCH_ROWS}:
+        unplaced.insert(0, {"reason": _NO_PATHBENCH_METRIC})
+    values = ("published_r", "measured_r", "difference")
+    lines = pd.DataFrame(unplaced, columns=list(COMPARISON_COLUMNS)).astype(
+        {**dict.fromkeys(COMPARISON_COLUMNS, object), **dict.fromkeys(values, "float64")}
+    )
+    return pd.concat(
+        [pairs, lines.fillna({"metric": "", "row": "", "category": ""})], ignore_index=True
+    )
+
+
+_NO_PATHBENCH_METRIC = (
+    "none of the metrics this run computed is a row of PathBench's table "
+    f"({', '.join(name for _, name, _ in PATHBENCH_ROWS)}), so no published cell matches"
+)
+
+
+def _why_no_difference(published_r: float, measured_r: float, dataset: str) -> str:
+    """Why a line of a PathBench column has no difference; empty when it has one."""
+    reasons = []
+    if np.isnan(published_r):
+        reasons.append("PathBench published no value for this cell")
+    if np.isnan(measured_r):
+        reasons.append(
+            f"this run has no r for this metric on dataset {dataset!r} (the reason is in "
+            f"results/{dataset}/correlations.csv)"
+        )
+    return "; ".join(reasons)
+
+
+def _not_published(dataset: str, label: str) -> str:
+    """Why a dataset outside PathBench's corpora has nothing to compare."""
+    corpora = ", ".join(dict.fromkeys(corpus for corpus, _, _ in PATHBENCH_COLUMNS))
+    return (
+        f"dataset {dataset!r} is in none of the 21 columns PathBench published (corpora "
+        f"{corpora}), so there is no published r to compare it with; this run's values for it "
+        f"are in pathbench_table.csv and results_table.csv, column {label!r}"
+    )
 
 
 def write_published_vs_measured(aligned: AlignedR, path: str | Path) -> Path:
-    """Write :func:`published_vs_measured` as CSV with two-decimal values (empty: none); a run
-    without a dataset in PathBench's columns writes the header alone."""
+    """Write :func:`published_vs_measured` as CSV with two-decimal values (empty: none)."""
     text = published_vs_measured(aligned).to_csv(
         index=False, float_format=f"%.{DECIMALS}f", lineterminator="\n"
     )

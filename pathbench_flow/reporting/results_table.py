@@ -35,7 +35,10 @@ version with MDSC and "MC/EX/Full" headers). Only facts were carried over, no co
 Two files are written. ``pathbench_table.csv`` is PathBench's file itself: its header, its
 12 rows and its 21 columns whatever the run covered, cells empty where the run has no such
 dataset or metric, exactly as ``combine_results.py`` writes a partial run, and Avg over
-PathBench's columns only, so it diffs cleanly against PathBench's ``results_table.csv``.
+PathBench's columns only, so it diffs cleanly against PathBench's ``results_table.csv``. A
+dataset of the run outside those 21 columns (the demo, a corpus of your own) gets a column of
+its own after Avg, so the run's values are in PathBench's layout too; a run of PathBench's
+corpora alone has none, and the file is then PathBench's layout exactly.
 ``results_table.csv`` is this project's richer table: metrics this workflow runs that are
 not rows of PathBench's table (``wada_snr``, raw-audio variants, ``cpps_fa``, ``wpm``,
 ``spk2age``, …) are kept as extra rows after PathBench's rows of their category
@@ -273,19 +276,33 @@ def results_columns(datasets: Mapping[str, Mapping[str, str]]) -> list[DatasetCo
     return order_columns(dataset_column(name, entry) for name, entry in datasets.items())
 
 
+def row_name(metric: str) -> str:
+    """The metric's row name in the results table: PathBench's (CPP for ``cpp_fa``), the name
+    PathBench prints outside its table (``EXTRA_ROW_NAMES``), or else the metric key."""
+    names = {key: name for key, name, _ in PATHBENCH_ROWS} | EXTRA_ROW_NAMES
+    return names.get(metric, metric)
+
+
+def display_label(metric: str) -> str:
+    """How figures name a metric: its row name, with the key beside it where the two differ
+    (``CPP = cpp_fa``), so a figure that shows PathBench's names and this project's keys
+    together says which is which."""
+    name = row_name(metric)
+    return name if name == metric else f"{name} = {metric}"
+
+
 def _rows(kinds: Mapping[str, str]) -> pd.DataFrame:
     """The rows to show for the metrics run (``kinds``: metric → category key)."""
     categories.require_known(kinds.values())
-    pathbench = {key: (name, category) for key, name, category in PATHBENCH_ROWS}
+    pathbench = {key: category for key, _, category in PATHBENCH_ROWS}
     rows = []
     for metric, kind in kinds.items():
         if metric in pathbench:
-            name, category = pathbench[metric]
+            category = pathbench[metric]
             position = [key for key, _, _ in PATHBENCH_ROWS].index(metric)
         else:
-            name = EXTRA_ROW_NAMES.get(metric, metric)
             category, position = categories.category(kind).table_name, len(PATHBENCH_ROWS)
-        rows.append((metric, name, category, metric in pathbench, position))
+        rows.append((metric, row_name(metric), category, metric in pathbench, position))
     frame = pd.DataFrame(rows, columns=["metric", "row", "category", "in_pathbench_table", "pos"])
     rank = frame["category"].map({c.table_name: i for i, c in enumerate(categories.CATEGORIES)})
     order = np.lexsort((frame["metric"].to_numpy(), frame["pos"].to_numpy(), rank.to_numpy()))
@@ -294,17 +311,18 @@ def _rows(kinds: Mapping[str, str]) -> pd.DataFrame:
 
 def align_signs(
     r: pd.DataFrame, declared: Mapping[str, int] | None = None
-) -> tuple[pd.DataFrame, pd.Series]:
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """PathBench's sign alignment of a metric × column table of Pearson r.
 
-    Returns the aligned table and, per metric, the rule applied (``expected +1``,
-    ``expected -1``, ``vote: flipped`` or ``vote: kept``); see the module docstring. The vote
-    counts every column of the run, as PathBench's counts every result it parsed.
-    ``declared`` (metric → ±1) are the directions of the config's own predictors, applied
-    as stated (``declared +1``): a vote could flip a predictor that fails everywhere.
+    Returns the aligned table and, per metric, the ``sign`` (±1) the raw r was multiplied by
+    and the rule that chose it (``sign_rule``: ``expected +1``, ``expected -1``,
+    ``vote: flipped`` or ``vote: kept``); see the module docstring. The vote counts every
+    column of the run, as PathBench's counts every result it parsed. ``declared``
+    (metric → ±1) are the directions of the config's own predictors, applied as stated
+    (``declared +1``): a vote could flip a predictor that fails everywhere.
     """
     aligned = r.copy()
-    rules = {}
+    rules, signs = {}, {}
     for metric, values in r.iterrows():
         sign = (declared or {}).get(str(metric))
         if sign is not None:
@@ -315,8 +333,13 @@ def align_signs(
             present = values.dropna()
             sign = -1 if (present < 0).sum() > (present > 0).sum() else 1
             rules[metric] = "vote: flipped" if sign < 0 else "vote: kept"
+        signs[metric] = sign
         aligned.loc[metric] = sign * values
-    return aligned, pd.Series(rules, name="sign_rule")
+    table = pd.DataFrame(
+        {"sign": pd.Series(signs, dtype="int64"), "sign_rule": pd.Series(rules, dtype=object)},
+        index=r.index,
+    )
+    return aligned, table
 
 
 def _cells(values: pd.DataFrame | pd.Series) -> pd.DataFrame | pd.Series:
@@ -331,7 +354,12 @@ class AlignedR:
     rows: pd.DataFrame
     columns: list[DatasetColumn]
     values: pd.DataFrame
-    sign_rules: pd.Series
+    signs: pd.DataFrame
+    """Per metric (index), ``sign`` (±1) and ``sign_rule``, from :func:`align_signs`."""
+
+    @property
+    def sign_rules(self) -> pd.Series:
+        return self.signs["sign_rule"]
 
 
 def aligned_r(
@@ -375,8 +403,8 @@ def aligned_r(
     rows = _rows(dict(zip(categories["metric"], categories["category"], strict=True)))
     r = long.pivot(index="metric", columns="column", values="pearson_r")
     r = r.reindex(index=rows["metric"], columns=[c.label for c in columns]).astype("float64")
-    values, rules = align_signs(r, declared)
-    return AlignedR(rows, columns, values, rules)
+    values, signs = align_signs(r, declared)
+    return AlignedR(rows, columns, values, signs)
 
 
 def build_results_table(
@@ -397,12 +425,82 @@ def results_table_of(aligned: AlignedR) -> pd.DataFrame:
     """
     cells = _cells(aligned.values)
     table = aligned.rows.set_index("metric")
+    table["sign"] = aligned.signs["sign"]
     table["sign_rule"] = aligned.sign_rules
     table[list(cells.columns)] = cells
     # PathBench's Avg: the mean of the rounded cells, rounded again.
     table[AVERAGE_COLUMN] = _cells(cells.mean(axis=1, skipna=True))
     table[COUNT_COLUMN] = cells.notna().sum(axis=1).astype("int64")
     return table.reset_index()
+
+
+SIGN_COLUMNS = ("metric", "row", "sign", "sign_rule")
+"""``sign_rules.csv``: per metric, its row name, the sign every aligned value of the run
+carries and the rule that chose it."""
+_RAW_NAMES = {
+    "pearson_r": "r_raw",
+    "spearman_rho": "rho_raw",
+    "ci_low": "ci_low_raw",
+    "ci_high": "ci_high_raw",
+}
+"""A correlation table's signed statistics as :func:`sign_aligned` labels them: raw."""
+_DIRECTION_ALIGNED = ("direction", "aligned_r", "aligned_ci_low", "aligned_ci_high")
+"""Columns aligned by the evaluator's own direction, which :func:`sign_aligned` replaces."""
+
+
+def write_signs(aligned: AlignedR, path: str | Path) -> Path:
+    """Write the run's one sign per metric (``SIGN_COLUMNS``), which every per-dataset table
+    and figure applies, so that no output shows a metric with another sign than the table."""
+    signs = aligned.signs.rename_axis("metric").reset_index()
+    signs.insert(1, "row", signs["metric"].map(row_name))
+    write_text(signs.loc[:, list(SIGN_COLUMNS)].to_csv(index=False, lineterminator="\n"), path)
+    return Path(path)
+
+
+def read_signs(path: str | Path) -> pd.DataFrame:
+    """:func:`write_signs`' file, indexed by metric."""
+    signs = pd.read_csv(path, dtype={"metric": str, "row": str, "sign": "int64"})
+    if list(signs.columns) != list(SIGN_COLUMNS) or not signs["sign"].isin((1, -1)).all():
+        raise ValueError(f"{path}: not a sign file with columns {list(SIGN_COLUMNS)} and ±1 signs")
+    return signs.set_index("metric")
+
+
+def sign_aligned(table: pd.DataFrame, signs: pd.DataFrame) -> pd.DataFrame:
+    """A per-dataset correlation table with the run's signs (``signs`` as :func:`read_signs`).
+
+    The result starts with ``metric``, ``row``, ``category``, ``sign``, ``sign_rule`` and
+    ``r_aligned`` = sign × r (and the interval's ends, ``ci_low_aligned`` ≤
+    ``ci_high_aligned``, where the table has one), the values of ``results_table.csv``
+    unrounded; the other columns follow with the signed statistics renamed ``r_raw``,
+    ``rho_raw``, ``ci_low_raw``, ``ci_high_raw``. Values aligned by the evaluator's own
+    direction are dropped: a metric PathBench's vote flips would carry two signs. A metric
+    without a sign is refused rather than shown unaligned.
+    """
+    missing = sorted(set(table["metric"]) - set(signs.index))
+    if missing:
+        raise ValueError(
+            f"no sign for {missing} in the run's sign file; it is written by the results_table "
+            "rule from every dataset's correlations, so rerun that rule"
+        )
+    raw = table.drop(columns=[c for c in _DIRECTION_ALIGNED if c in table.columns]).rename(
+        columns=_RAW_NAMES
+    )
+    sign = signs.loc[raw["metric"], "sign"].to_numpy()
+    aligned = pd.DataFrame(
+        {
+            "metric": raw["metric"].to_numpy(),
+            "row": raw["metric"].map(row_name).to_numpy(),
+            "category": raw["category"].to_numpy(),
+            "sign": sign,
+            "sign_rule": signs.loc[raw["metric"], "sign_rule"].to_numpy(),
+            "r_aligned": sign * raw["r_raw"].to_numpy(dtype="float64"),
+        }
+    )
+    if "ci_low_raw" in raw.columns:
+        ends = np.sort(sign[:, None] * raw[["ci_low_raw", "ci_high_raw"]].to_numpy(), axis=1)
+        aligned["ci_low_aligned"], aligned["ci_high_aligned"] = ends[:, 0], ends[:, 1]
+    rest = raw.drop(columns=["metric", "category"]).reset_index(drop=True)
+    return pd.concat([aligned, rest], axis=1)
 
 
 def _pathbench_cell(value: float) -> str:
@@ -418,18 +516,20 @@ def pathbench_table(aligned: AlignedR) -> pd.DataFrame:
     a cell empty where the run has no dataset in that column or no value for that metric,
     because that is how ``combine_results.py`` writes a run that covers part of its table;
     keeping every column makes the file diff line by line against PathBench's. Avg is the
-    mean of the row's rounded cells in PathBench's columns only, rounded again; a dataset
-    outside them is in ``results_table.csv`` alone.
+    mean of the row's rounded cells in PathBench's columns only, rounded again. Each dataset
+    outside PathBench's columns (:func:`own_columns`) follows Avg as a column of its own,
+    labelled as in ``results_table.csv``: without it a run of the demo or of a user's corpus
+    would write PathBench's table with every cell empty.
     """
     label = {c.triple: c.label for c in aligned.columns}
+    own = [c.label for c in own_columns(aligned.columns)]
     rows = []
     for metric, name, category in PATHBENCH_ROWS:
+        run = metric in aligned.values.index
         cells = np.round(
             np.array(
                 [
-                    aligned.values.at[metric, label[triple]]
-                    if metric in aligned.values.index and triple in label
-                    else np.nan
+                    aligned.values.at[metric, label[triple]] if run and triple in label else np.nan
                     for triple in PATHBENCH_COLUMNS
                 ],
                 dtype="float64",
@@ -438,9 +538,30 @@ def pathbench_table(aligned: AlignedR) -> pd.DataFrame:
         )
         present = cells[~np.isnan(cells)]
         average = np.round(present.mean(), DECIMALS) if len(present) else np.nan
-        rows.append([name, category, *map(_pathbench_cell, cells), _pathbench_cell(average)])
-    header = [*PATHBENCH_ROW_COLUMNS, *(" ".join(t) for t in PATHBENCH_COLUMNS), AVERAGE_COLUMN]
+        extra = [aligned.values.at[metric, c] if run else np.nan for c in own]
+        cells_of_own = np.round(np.array(extra, dtype="float64"), DECIMALS)
+        rows.append(
+            [
+                name,
+                category,
+                *map(_pathbench_cell, cells),
+                _pathbench_cell(average),
+                *map(_pathbench_cell, cells_of_own),
+            ]
+        )
+    header = [
+        *PATHBENCH_ROW_COLUMNS,
+        *(" ".join(t) for t in PATHBENCH_COLUMNS),
+        AVERAGE_COLUMN,
+        *own,
+    ]
     return pd.DataFrame(rows, columns=header)
+
+
+def own_columns(columns: Iterable[DatasetColumn]) -> list[DatasetColumn]:
+    """The columns outside PathBench's 21 (a dataset with no PathBench triple: the demo, a
+    corpus of the user's own), in table order."""
+    return [c for c in columns if c.triple not in set(PATHBENCH_COLUMNS)]
 
 
 def write_pathbench_table(aligned: AlignedR, path: str | Path) -> Path:

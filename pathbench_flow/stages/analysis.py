@@ -17,6 +17,7 @@ import pandas as pd
 from pathbench_flow import registry
 from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.io import read_parquet, write_text
+from pathbench_flow.reporting.html_table import write_html_tables
 from pathbench_flow.reporting.published_results import (
     PUBLISHED_VS_MEASURED_CSV,
     write_published_vs_measured,
@@ -24,10 +25,13 @@ from pathbench_flow.reporting.published_results import (
 from pathbench_flow.reporting.results_table import (
     aligned_r,
     export_speaker_csvs,
+    read_signs,
     results_columns,
     results_table_of,
+    sign_aligned,
     write_pathbench_table,
     write_results_table,
+    write_signs,
 )
 from pathbench_flow.stages.aggregate import read_tables
 from pathbench_flow.stats.correlation import (
@@ -69,16 +73,16 @@ def metric_metadata(
 def correlate(
     speakers_path: str | Path,
     parquet_path: str | Path,
-    csv_path: str | Path,
     *,
     allowlist: Collection[str],
     n_boot: int,
     seed: int,
     predictors: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
-    """Correlate every metric of one dataset with its ground truth; Parquet and CSV.
+    """Correlate every metric of one dataset with its ground truth, as Parquet.
 
-    ``predictors`` as for :func:`metric_metadata`."""
+    The readers' CSV waits for the run's signs (:func:`align_correlations`), which need every
+    dataset's r. ``predictors`` as for :func:`metric_metadata`."""
     speakers = read_parquet(speakers_path)
     table = correlate_metrics(
         speakers,
@@ -90,7 +94,21 @@ def correlate(
     )
     settings = {"allowlist": sorted(allowlist), "n_boot": n_boot, "seed": seed}
     write_correlations(table, parquet_path, settings)
+    return table
+
+
+def align_correlations(
+    correlations_path: str | Path,
+    signs_path: str | Path,
+    csv_path: str | Path,
+    page_path: str | Path,
+) -> pd.DataFrame:
+    """One dataset's correlations as readers see them: raw r labelled raw beside r_aligned,
+    with the sign and rule of the results table (:func:`sign_aligned`); the CSV also as the
+    page the report shows (``page_path``)."""
+    table = sign_aligned(read_parquet(correlations_path), read_signs(signs_path))
     _write_csv(table, csv_path)
+    write_html_tables({csv_path: page_path})
     return table
 
 
@@ -103,11 +121,16 @@ def correlate_utterances(
     manifest_path: str | Path,
     utt2score_path: str | Path,
     score_paths: Iterable[str | Path],
+    signs_path: str | Path,
     csv_path: str | Path,
+    page_path: str | Path,
     predictors: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
-    """Utterance-level correlations of a dataset that ships ``utt2score`` (``predictors`` as
-    for :func:`metric_metadata`: a predictor given per utterance has a row here too).
+    """Utterance-level correlations of a dataset that ships ``utt2score``, as CSV and as the
+    page the report shows (``page_path``). ``predictors`` as
+    for :func:`metric_metadata`: a predictor given per utterance has a row here too), each
+    metric aligned with the sign the speaker-level results table gives it (``signs_path``,
+    :func:`sign_aligned`), so a metric never changes sign between the two levels.
 
     Validation does not read ``utt2score``, so it is read here, line by line as
     ``spk2score`` is (:func:`pathbench_flow.stats.correlation.read_utt2score`). The
@@ -129,8 +152,9 @@ def correlate_utterances(
     )
     scores = read_tables(score_paths)
     metadata = metric_metadata(scores, predictors) if len(scores) else pd.DataFrame()
-    table = utterance_correlations(scores, truth, metadata)
+    table = sign_aligned(utterance_correlations(scores, truth, metadata), read_signs(signs_path))
     _write_csv(table, csv_path)
+    write_html_tables({csv_path: page_path})
     return table
 
 
@@ -182,20 +206,23 @@ def plot_dataset(
     dataset: str,
     speakers_path: str | Path,
     correlations_path: str | Path,
+    signs_path: str | Path,
     aggregation_path: str | Path,
     scatter_dir: str | Path,
     bars_path: str | Path,
     *,
     allowlist: Collection[str],
-) -> None:
-    """Per-metric scatter plots and the bar chart of sign-aligned r with bootstrap CIs.
+) -> pd.DataFrame:
+    """Per-metric scatter plots and the bar chart of sign-aligned r with bootstrap CIs, with
+    the results table's signs (``signs_path``); returns the bars as drawn (metric, label,
+    ``r_aligned``).
 
     A scatter without a correlation prints the reasons recorded for its metric.
     """
     from pathbench_flow.reporting.plots import plot_aligned_bars, plot_metric_scatters  # matplotlib
 
     speakers = read_parquet(speakers_path)
-    correlations = read_parquet(correlations_path)
+    correlations = sign_aligned(read_parquet(correlations_path), read_signs(signs_path))
     aggregation = json.loads(Path(aggregation_path).read_text(encoding="utf-8"))
     Path(scatter_dir).mkdir(parents=True, exist_ok=True)
     plot_metric_scatters(
@@ -206,7 +233,7 @@ def plot_dataset(
         allowlist=tuple(allowlist),
         reasons=metric_reasons(correlations, aggregation),
     )
-    plot_aligned_bars(correlations, bars_path, f"{dataset}: sign-aligned Pearson r (95% CI)")
+    return plot_aligned_bars(correlations, bars_path, f"{dataset}: sign-aligned Pearson r (95% CI)")
 
 
 def results_table(
@@ -217,11 +244,15 @@ def results_table(
     heatmap_path: str | Path,
     comparisons_csv: str | Path,
     comparisons_json: str | Path,
+    signs_csv: str | Path,
+    pages: Mapping[str, str | Path],
     predictors: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """The results tables (this project's and PathBench's own file), PathBench's published r
     beside this run's (``PUBLISHED_VS_MEASURED_CSV`` in ``out_dir``), the heat map and the
-    Wilcoxon protocol comparisons, all from one sign alignment.
+    Wilcoxon protocol comparisons, all from one sign alignment, and that alignment itself
+    (``signs_csv``), which the per-dataset tables and figures apply. ``pages`` maps each of
+    those CSVs the report lists to the page it shows them as.
 
     ``correlation_paths`` is in config order, which orders the datasets outside PathBench's
     columns; ``dataset_settings`` is each dataset's config entry (``path`` and the optional
@@ -243,6 +274,8 @@ def results_table(
     write_published_vs_measured(aligned, Path(out_dir) / PUBLISHED_VS_MEASURED_CSV)
     plot_results_heatmap(table, heatmap_path)
     write_comparisons(aligned, comparisons_csv, comparisons_json)
+    write_signs(aligned, signs_csv)
+    write_html_tables(pages)
     return table
 
 

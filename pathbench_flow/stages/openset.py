@@ -47,6 +47,7 @@ from pathbench_flow.openset.folds import (
 from pathbench_flow.openset.schema import FEATURE_SCHEMA, SCHEMA_ID, mask_text
 from pathbench_flow.openset.types import AggregateMetrics, ModelConfig, OpenSetDataset, OpenSetFold
 from pathbench_flow.progress import progress
+from pathbench_flow.reporting.html_table import write_html_tables
 from pathbench_flow.stages.score import items_from_manifest
 from pathbench_flow.stages.tracks import variant_audio
 from pathbench_flow.tracks.store import load_tracks
@@ -285,12 +286,14 @@ def openset_summary(
     plot_path: str | Path,
     status_path: str | Path,
     speakers_path: str | Path,
+    pages: Mapping[str, str | Path],
 ) -> dict[str, Any]:
     """Per-fold table, mean and spread over outer folds, selections and the pooled confusion,
     with the status table (applicable or why not) and the per-speaker coverage table.
 
     A ``not_applicable`` plan has no held-out result: the tables keep their headers, the
     means and the confusion are empty, and the reason is in the summary and the status table.
+    ``pages`` maps each CSV the report lists to the page it shows it as.
     """
     from pathbench_flow.reporting.plots import plot_openset_rates  # matplotlib: this stage only
 
@@ -345,6 +348,7 @@ def openset_summary(
     ]
     _write_csv(speakers, SPEAKER_COLUMNS, speakers_path)
     plot_openset_rates(table, plot_path)
+    write_html_tables(pages)
     _log(_status_lines(plan))
     return summary
 

@@ -22,6 +22,8 @@ from pathbench_flow.io import read_parquet, write_parquet
 from pathbench_flow.metric import RAW
 from pathbench_flow.predictors.check import errors_of, read_checked
 from pathbench_flow.predictors.config import SPEAKERS, PredictorFile
+from pathbench_flow.reporting.html_table import write_html_tables
+from pathbench_flow.reporting.results_table import read_signs
 from pathbench_flow.schemas import SCORE_SCHEMA, SPEAKER_SCORE_SCHEMA
 from pathbench_flow.stages.analysis import ground_truth_of
 from pathbench_flow.status import OK
@@ -85,8 +87,10 @@ def import_predictor(
 def compare_predictors(
     speakers_paths: Mapping[str, str | Path],
     correlation_paths: Mapping[str, str | Path],
+    signs_path: str | Path,
     csv_path: str | Path,
     json_path: str | Path,
+    page_path: str | Path,
     *,
     predictors: Collection[str],
     allowlist: Collection[str],
@@ -94,7 +98,8 @@ def compare_predictors(
     level: float,
 ) -> pd.DataFrame:
     """Every predictor against each category's best built-in measure, per dataset (in the
-    order of ``speakers_paths``, the config's), written as CSV and JSON."""
+    order of ``speakers_paths``, the config's), with the results table's signs
+    (``signs_path``), written as CSV and JSON, and the CSV as the report's page."""
     # scipy.stats (the dependent-correlation tests): this stage only, not import_predictor's.
     from pathbench_flow.predictors.comparisons import (
         comparison_table,
@@ -102,6 +107,7 @@ def compare_predictors(
         write_predictor_comparisons,
     )
 
+    signs = read_signs(signs_path)
     rows = []
     for dataset, speakers_path in speakers_paths.items():
         speakers = read_parquet(speakers_path)
@@ -110,6 +116,7 @@ def compare_predictors(
             speakers,
             ground_truth_of(speakers),
             read_parquet(correlation_paths[dataset]),
+            signs,
             predictors,
             allowlist=allowlist,
             method=method,
@@ -117,4 +124,5 @@ def compare_predictors(
         )
     table = comparison_table(rows)
     write_predictor_comparisons(table, csv_path, json_path, method, level)
+    write_html_tables({csv_path: page_path})
     return table

@@ -149,9 +149,13 @@ def _why_no_pairs(aligned: AlignedR, field: str, x: str, y: str, shared: str) ->
     """Why a comparison has no pair at all, in terms of the configured datasets."""
     placed = [c for c in aligned.columns if c.corpus and c.task and c.condition]
     if not placed:
+        unplaced = ", ".join(repr(c.dataset) for c in aligned.columns)
         return (
-            "no dataset is placed in PathBench's layout (corpus, task, condition); set "
-            "datasets.<name>.corpus/task/condition or use PathBench's directory layout"
+            f"this comparison pairs a metric's {field} {x} and {field} {y} columns of one "
+            f"corpus and {shared}, and this run's datasets ({unplaced}) have no corpus, task "
+            "and condition, so there is nothing to pair (each is a column of its own in "
+            "pathbench_table.csv); to compare, configure datasets of one corpus with "
+            "datasets.<name>.corpus/task/condition or PathBench's directory layout"
         )
     metrics = sorted(set(aligned.values.index) & {key for key, _, _ in PATHBENCH_ROWS})
     if not metrics:

@@ -10,6 +10,7 @@ results_columns(config["datasets"])
 localrules:
     aggregate_speakers,
     correlate,
+    align_correlations,
     correlate_utterances,
     plot_dataset,
     export_speaker_csv,
@@ -43,15 +44,7 @@ rule correlate:
     input:
         "results/{dataset}/speakers.parquet",
     output:
-        **report_table(
-            "csv",
-            "results/{dataset}/correlations",
-            labels={"dataset": "{dataset}", "table": "correlations"},
-            caption="../report/correlations.rst",
-            category="Correlations",
-            subcategory="{dataset}",
-        ),
-        parquet="results/{dataset}/correlations.parquet",
+        "results/{dataset}/correlations.parquet",
     log:
         "logs/{dataset}/correlate.log",
     conda:
@@ -67,6 +60,34 @@ rule correlate:
         "../../scripts/correlate.py"
 
 
+# The readers' table of one dataset's correlations: it waits for the results table, whose
+# sign alignment (PathBench's vote counts every dataset) it applies.
+rule align_correlations:
+    input:
+        correlations="results/{dataset}/correlations.parquet",
+        signs="results/sign_rules.csv",
+    output:
+        **report_table(
+            "csv",
+            "results/{dataset}/correlations",
+            labels={"dataset": "{dataset}", "table": "correlations"},
+            caption="../report/correlations.rst",
+            category="Correlations",
+            subcategory="{dataset}",
+        ),
+    log:
+        "logs/{dataset}/align_correlations.log",
+    conda:
+        "../envs/pathbench.yaml"
+    threads: 1
+    resources:
+        **RESOURCES["align_correlations"],
+    params:
+        version=VERSION,
+    script:
+        "../../scripts/align_correlations.py"
+
+
 # Planned for datasets that ship utt2score (all_targets): PathBench's utterance-level
 # correlations, beside the speaker-level ones in the report.
 rule correlate_utterances:
@@ -74,6 +95,7 @@ rule correlate_utterances:
         manifest="results/{dataset}/manifest.parquet",
         utt2score=lambda wc: utterance_ratings(wc.dataset),
         scores=lambda wc: utterance_scores(wc.dataset) + reference_scores(wc.dataset),
+        signs="results/sign_rules.csv",
     output:
         **report_table(
             "csv",
@@ -102,6 +124,7 @@ rule plot_dataset:
     input:
         speakers="results/{dataset}/speakers.parquet",
         correlations="results/{dataset}/correlations.parquet",
+        signs="results/sign_rules.csv",
         aggregation="results/{dataset}/aggregation.json",
     output:
         scatters=report(
@@ -176,6 +199,7 @@ rule results_table:
             caption="../report/comparisons.rst",
             category="Results table",
         ),
+        # Written by the stage into the CSV's directory (PUBLISHED_VS_MEASURED_CSV).
         **report_table(
             "published",
             "results/pathbench_published_vs_measured",
@@ -191,7 +215,8 @@ rule results_table:
             labels={"figure": "heat map"},
         ),
         comparisons_json="results/comparisons.json",
-        # Written by the stage into the CSV's directory (PUBLISHED_VS_MEASURED_CSV).
+        # The one sign per metric that every table and figure of the run applies.
+        signs="results/sign_rules.csv",
     log:
         "logs/results_table.log",
     conda:

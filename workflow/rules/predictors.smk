@@ -42,6 +42,8 @@ rule compare_predictors:
         correlations=expand(
             "results/{dataset}/correlations.parquet", dataset=PREDICTOR_DATASETS
         ),
+        # The measures' signs are the results table's, as every table of the run shows them.
+        signs="results/sign_rules.csv",
     output:
         **report_table(
             "csv",

@@ -42,6 +42,7 @@ RESOURCES = {
     "score_speakers": {"mem_mb": 4000, "runtime": 60},
     "aggregate_speakers": {"mem_mb": 2000, "runtime": 10},
     "correlate": {"mem_mb": 2000, "runtime": 10},
+    "align_correlations": {"mem_mb": 1000, "runtime": 10},
     "plot_dataset": {"mem_mb": 2000, "runtime": 10},
     "export_speaker_csv": {"mem_mb": 1000, "runtime": 10},
     "results_table": {"mem_mb": 1000, "runtime": 10},
