@@ -11,8 +11,8 @@ import pandas as pd
 from pathbench_flow.io import write_parquet
 from pathbench_flow.schemas import SPEAKERS_SCHEMA
 from pathbench_flow.stages.analysis import correlate, plot_dataset, results_table
+from pathbench_flow.testing import KALDI_METADATA as KALDI
 
-KALDI = Path(__file__).resolve().parents[1] / "../shared/fixtures/kaldi-metadata"
 SPEAKERS = [f"S{i:02d}" for i in range(10)]
 
 
