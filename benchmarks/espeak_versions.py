@@ -1,13 +1,15 @@
 """Which espeak-ng library gives PathBench's phonemes: the bundled 1.52.0 or Debian's 1.51?
 
 PathBench phonemises with espeak-ng built from commit 2ea41210 (after 1.52.0). This script
-phonemises the distinct texts of the real corpora's metadata (``../shared/fixtures/
-kaldi-metadata``: COPAS, EasyCall, NeuroVoz, TORGO, UASpeech) with
+phonemises the distinct texts of the real corpora's full metadata (COPAS, EasyCall, NeuroVoz,
+TORGO, UASpeech: the ``datasets/`` folder of github.com/karkirowle/pathbench; the repository
+carries only a cut of it, ``tests/fixtures/kaldi-metadata``) with
 :func:`pathbench_flow.neural.phonemes.phonemise` once per library, each in its own process
 (phonemizer loads one library per process), and counts, per corpus language, the texts whose
 phones equal those of the reference library.
 
-Run: ``python benchmarks/espeak_versions.py --reference /opt/espeak-2ea41210/lib/libespeak-ng.so
+Run: ``python benchmarks/espeak_versions.py --metadata <pathbench>/datasets
+--reference /opt/espeak-2ea41210/lib/libespeak-ng.so
 [--debian /usr/lib/x86_64-linux-gnu/libespeak-ng.so.1]``; the bundled library is the one used
 when ``PHONEMIZER_ESPEAK_LIBRARY`` is unset. A build of the pinned commit:
 ``git clone https://github.com/espeak-ng/espeak-ng && cd espeak-ng && git checkout 2ea41210 &&
@@ -24,16 +26,16 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-METADATA = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "kaldi-metadata"
 DEBIAN = "/usr/lib/x86_64-linux-gnu/libespeak-ng.so.1"
 
 
-def corpus_texts() -> dict[str, list[str]]:
-    """Distinct transcriptions per dataset language, in first-seen order."""
+def corpus_texts(metadata: Path) -> dict[str, list[str]]:
+    """Distinct transcriptions per dataset language of the tree ``metadata``, in first-seen
+    order."""
     from pathbench_flow.languages import canonical_language
 
     texts: dict[str, dict[str, None]] = defaultdict(dict)
-    for text_file in sorted(METADATA.glob("*/*/*/*/text")):
+    for text_file in sorted(metadata.glob("*/*/*/*/text")):
         language = canonical_language((text_file.parent / "language").read_text().strip())
         for line in text_file.read_text(encoding="utf-8").splitlines():
             _utt, _, transcription = line.partition(" ")
@@ -73,6 +75,12 @@ def run_with(library: str | None, texts: dict[str, list[str]]) -> dict[str, obje
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--metadata",
+        type=Path,
+        help="PathBench's full Kaldi metadata: the datasets/ folder of a clone of "
+        "github.com/karkirowle/pathbench",
+    )
     parser.add_argument("--reference", help="libespeak-ng.so of PathBench's pinned build")
     parser.add_argument("--debian", default=DEBIAN, help="the system's libespeak-ng")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -80,7 +88,15 @@ def main() -> None:
     if args.child:
         print(json.dumps(phonemise_all(json.loads(sys.stdin.read()))))
         return
-    texts = corpus_texts()
+    cut = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "kaldi-metadata"
+    metadata = args.metadata.resolve() if args.metadata else None
+    if metadata is None or metadata == cut or not (metadata / "uaspeech").is_dir():
+        parser.error(
+            f"--metadata {args.metadata}: give PathBench's full Kaldi metadata, the datasets/ "
+            "folder of a clone of github.com/karkirowle/pathbench (tests/fixtures/kaldi-metadata "
+            "is a cut of it, too small for this count)"
+        )
+    texts = corpus_texts(metadata)
     reference = run_with(args.reference, texts)
     candidates = {"bundled (espeakng-loader)": run_with(None, texts)}
     candidates["system"] = run_with(args.debian, texts)

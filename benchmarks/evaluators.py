@@ -15,7 +15,7 @@ printed beside them because the machines are shared. Their speed must not fall w
 ``--cpp-side-by-side`` (also part of a full run) times ``cpp`` against PathBench's procedure,
 written out as PathBench runs it (per 10-ms frame: two 641-point FFTs and a least-squares
 line, :func:`pathbench_procedure_cpp`), on the same 1, 5 and 20 s of real speech (the four
-"blue" recordings in ../shared/fixtures, joined and repeated), best of 7 runs each,
+"blue" recordings in tests/fixtures, joined and repeated), best of 7 runs each,
 and prints both speeds, their ratio and the largest difference between the two values.
 """
 
@@ -41,6 +41,7 @@ from pathbench_flow.evaluator import Item
 from pathbench_flow.measures import cepstral
 from pathbench_flow.stages.score import items_from_manifest
 from pathbench_flow.stages.validate import validate_dataset
+from pathbench_flow.testing import RECORDINGS
 
 GOALS = {"cpp": 1000, "wada_snr": 2000, "std_pitch": 800, "speech_rate": 300, "cpps": 15}
 SIGNAL_SECONDS = (1.0, 5.0, 20.0)
@@ -52,8 +53,8 @@ REPEATS = 3
 SIDE_BY_SIDE_REPEATS = 7
 """More runs than REPEATS: a 20-ms call's best of three still catches a busy shared core."""
 CPP_RATIO_GOAL = 10.0
-FIXTURE_SPEECH = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pathbench-audio"
-"""Real recordings (CC0) of the word "blue" by four speakers; see its README.md."""
+FIXTURE_SPEECH = RECORDINGS
+"""Real recordings (CC0) of the word "blue" by four speakers; see tests/fixtures/README.md."""
 SKIPPED_KINDS = ("LookupEvaluator",)
 
 
@@ -137,7 +138,7 @@ def fixture_speech(seconds: float) -> np.ndarray:
     if len(paths) != 4:
         raise SystemExit(
             f"{FIXTURE_SPEECH}: expected the 4 BLUE_*.wav fixture recordings, found "
-            f"{len(paths)}; run from a checkout next to ../shared/fixtures"
+            f"{len(paths)}; run from a clone of the repository, which carries them"
         )
     audio = np.concatenate([load_audio(path) for path in paths])
     return np.resize(audio, int(seconds * SAMPLE_RATE))

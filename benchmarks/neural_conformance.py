@@ -96,7 +96,7 @@ FROZEN_AUDIO = [
     _vowels("vow_c", "eaoiuae", seconds_per_vowel=0.18, f0=140.0, sample_rate=22050, seed=3),
     _vowels("vow_d", "uo", seconds_per_vowel=0.3, f0=100.0, seed=4),
 ]
-"""Audio every machine rebuilds exactly: PathBench's recordings (in ../shared) and vowels."""
+"""Audio every machine rebuilds exactly: PathBench's recordings (in tests/fixtures) and vowels."""
 ESPEAK_AUDIO = [
     _espeak("en_fox", "the quick brown fox jumps over the lazy dog", "en-us"),
     _espeak("en_water", "please bring me a glass of cold water", "en-us", rate=22050),

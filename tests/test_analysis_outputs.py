@@ -17,8 +17,8 @@ from pathbench_flow.stages.analysis import (
     plot_dataset,
     results_table,
 )
+from pathbench_flow.testing import KALDI_METADATA as KALDI
 
-KALDI = Path(__file__).resolve().parents[1] / "../shared/fixtures/kaldi-metadata"
 SPEAKERS = [f"S{i:02d}" for i in range(10)]
 OUTPUTS = ("pathbench.csv", "heat.png", "comparisons.csv", "comparisons.json", "signs.csv")
 """The results-table stage's files after its output directory, in its argument order."""

@@ -14,9 +14,9 @@ import soundfile as sf
 
 from pathbench_flow import SAMPLE_RATE
 from pathbench_flow.audio import load_audio
+from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.speech_fixtures import spoken_sentences
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 NAMES = ["BLUE_japanese10", "BLUE_english32", "BLUE_english33", "BLUE_english34", "test_audio"]
 
 

@@ -1,7 +1,6 @@
 """Cepstral peak prominence: PathBench CPP, Praat CPPS and its numpy re-implementation."""
 
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import parselmouth
@@ -32,8 +31,8 @@ from pathbench_flow.measures.cepstral.praat_settings import (
 from pathbench_flow.measures.cepstral.smoothing import time_averaging
 from pathbench_flow.measures.cepstral.theil_sen import medians, theil_sen_slope
 from pathbench_flow.status import TOO_SHORT, NoScore
+from pathbench_flow.testing import RECORDINGS as FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 PUBLISHED_CPPS_JAPANESE10 = 9.836
 """Praat CPPS (dB) of BLUE_japanese10.wav as published by PathBench."""
 

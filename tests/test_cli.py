@@ -15,6 +15,7 @@ import pathbench_flow
 from pathbench_flow.cli import main
 from pathbench_flow.reporting.results_table import export_speaker_csvs
 from pathbench_flow.stats.correlation import correlate_predictions, read_spk2score
+from pathbench_flow.testing import KALDI_METADATA as KALDI
 
 RATED = {"F02": 29.0, "F03": 6.0, "M01": 15.0, "M04": 2.0, "M05": 58.0, "M07": 28.0}
 PREDICTED = {"F02": 3.1, "F03": 0.4, "M01": 2.2, "M04": 0.9, "M05": 5.0, "M07": 2.4}
@@ -166,7 +167,6 @@ def test_speaker_ids_with_comma_and_quote_round_trip_through_the_command(
 DATA = Path(__file__).parent / "data"
 EXAMPLE = DATA / "pathbench_example_results"
 """PathBench's example predictor files (``dummy_scores.csv``, one per dataset; README there)."""
-KALDI = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "kaldi-metadata"
 
 
 def benchmark(results: Path, datasets: Path, evaluator: str = "dummy_scores") -> int:

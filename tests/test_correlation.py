@@ -26,8 +26,7 @@ from pathbench_flow.stats.correlation import (
     utterance_correlations,
     write_correlations,
 )
-
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+from pathbench_flow.testing import FIXTURES
 
 SPEAKERS = [f"S{i:02d}" for i in range(1, 11)]
 TRUTH = pd.Series(

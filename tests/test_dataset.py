@@ -14,9 +14,8 @@ import soundfile as sf
 from pathbench_flow.data.dataset import Dataset
 from pathbench_flow.data.validation import DatasetError
 from pathbench_flow.languages import LANGUAGES
+from pathbench_flow.testing import FIXTURES
 from pathbench_flow.testing.kaldi_builder import build_dataset, references_of, write_lines
-
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 
 
 def failing(path: Path, **options) -> DatasetError:

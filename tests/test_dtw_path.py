@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import librosa
 import numpy as np
 import pytest
@@ -11,8 +9,7 @@ import pytest
 from pathbench_flow.audio import load_audio
 from pathbench_flow.measures.dtw_path import warping_path
 from pathbench_flow.measures.pestoi import pestoi_features
-
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
+from pathbench_flow.testing import RECORDINGS as FIXTURES
 
 
 def _librosa_path(x: np.ndarray, y: np.ndarray) -> np.ndarray:

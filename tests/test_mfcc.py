@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import librosa
 import numpy as np
@@ -14,8 +13,7 @@ import scipy.signal
 
 from pathbench_flow.audio import load_audio
 from pathbench_flow.measures.mfcc import _hann, mel_filters, mfcc
-
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
+from pathbench_flow.testing import RECORDINGS as FIXTURES
 
 
 def _librosa_mfcc(audio: np.ndarray, fs: int, n_fft: int, hop: int) -> np.ndarray:

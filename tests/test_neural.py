@@ -20,9 +20,9 @@ import yaml
 from pathbench_flow import registry, tracks
 from pathbench_flow.evaluator import Item, evaluate_all
 from pathbench_flow.neural import ctc, models, phonemes
+from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.speech_fixtures import require_espeak
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pathbench-audio"
 BLUE = {name: str(FIXTURES / f"BLUE_{name}.wav") for name in ("japanese10", "english32")}
 NEURAL = ("artp", "artp_old", "artp_double_asr", "per", "dper", "double_asr")
 

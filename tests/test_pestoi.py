@@ -28,8 +28,7 @@ from pathbench_flow.measures.pestoi import (
     third_octave_matrix,
 )
 from pathbench_flow.status import NO_REFERENCES, TOO_FEW_REFERENCES, TOO_SHORT, NoScore
-
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
+from pathbench_flow.testing import RECORDINGS as FIXTURES
 
 
 def speech_like(text_seed: int, speaker_seed: int, seconds: float = 1.2) -> np.ndarray:

@@ -1,8 +1,6 @@
 """Pitch measures: PathBench reference value, ordering on synthetic voices, edge cases, and
 the one unvoiced rule of every pitch measure."""
 
-from pathlib import Path
-
 import librosa
 import numpy as np
 import parselmouth
@@ -14,9 +12,8 @@ from pathbench_flow.evaluators.signal import StdPitchEvaluator
 from pathbench_flow.evaluators.speaker import F0RangeEvaluator
 from pathbench_flow.measures.pitch import f0_range, std_pitch, voiced_f0, voicing_at
 from pathbench_flow.status import OK, UNVOICED, NoScore
+from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.speech_fixtures import spoken_sentences
-
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 
 
 def voice(f0_hz: np.ndarray) -> np.ndarray:

@@ -5,8 +5,6 @@ parselmouth), a different path from the module's Python calls: a mismatch in thr
 dip rule, voicing or the duration shows up as a different count.
 """
 
-from pathlib import Path
-
 import numpy as np
 import parselmouth
 import pytest
@@ -21,14 +19,13 @@ from pathbench_flow.measures.praat_speech_rate import (
     syllable_nuclei,
 )
 from pathbench_flow.status import TOO_SHORT
+from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.speech_fixtures import (
     add_noise,
     recorded_utterances,
     require_espeak,
     spoken_sentences,
 )
-
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 
 SYLLABLE_NUCLEI_SCRIPT = """
 sound = selected("Sound")

@@ -1,6 +1,6 @@
 """The workflow end to end on a dataset shaped like a real English corpus (TORGO's sentences).
 
-Shaped like `../shared/fixtures/kaldi-metadata/torgo`: speaker ids F01/M01, utterance ids
+Shaped like `tests/fixtures/kaldi-metadata/torgo`: speaker ids F01/M01, utterance ids
 ``<speaker>_Session1_<n>``, absolute paths in ``wav.scp``, punctuated sentences with
 apostrophes, a 1.5-5 ``spk2score`` scale, and, like PathBench's YouTube set, no
 ``spk2gender`` and no control (reference) dataset. The audio is espeak-ng speech, one voice,

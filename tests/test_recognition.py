@@ -16,7 +16,6 @@ from pathbench_flow.testing.speech_fixtures import (
     SENTENCES,
     add_noise,
     recorded_utterances,
-    require,
     shared_models,
     spoken_sentences,
 )
@@ -58,9 +57,7 @@ def wrong_text(index: int) -> str:
 
 
 def fixture(name: str) -> np.ndarray:
-    path = FIXTURES / f"{name}.wav"
-    require(path.is_file(), f"shared fixture {path}")
-    return load_audio(path)
+    return load_audio(FIXTURES / f"{name}.wav")
 
 
 def test_edit_distance():

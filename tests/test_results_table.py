@@ -43,10 +43,10 @@ from pathbench_flow.reporting.results_table import (
     write_results_table,
 )
 from pathbench_flow.stats.correlation import read_predictions_csv
+from pathbench_flow.testing import KALDI_METADATA as KALDI
 
 _VARIANTS = [(v, r) for v in (RAW, FA) for r in ("", "control", "all")]
 
-KALDI = Path(__file__).resolve().parents[1] / "../shared/fixtures/kaldi-metadata"
 CATEGORY = {
     "cpp_fa": "reference-free signal",
     "cpp": "reference-free signal",

@@ -1,15 +1,13 @@
 """Syllable-nucleus speech rate and pause fraction on signals with a known syllable count."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from pathbench_flow import SAMPLE_RATE
 from pathbench_flow.audio import load_audio
 from pathbench_flow.measures.speech_rate import pause_fraction, speech_rate, syllable_nuclei
+from pathbench_flow.testing import RECORDINGS as FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 LEAD_S = 0.5
 
 

@@ -30,11 +30,10 @@ from pathbench_flow.stages.openset import (
 )
 from pathbench_flow.stages.trim import fa_trim
 from pathbench_flow.stages.validate import validate_dataset
+from pathbench_flow.testing import RECORDINGS as AUDIO
 from pathbench_flow.testing.kaldi_builder import write_lines
 from pathbench_flow.testing.openset_frames import STAGE_GRID as GRID
 from pathbench_flow.testing.openset_frames import speaker_frame, summary_paths
-
-AUDIO = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 
 
 # ------------------------------------------------------------------ openset_features

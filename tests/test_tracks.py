@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import parselmouth
@@ -28,6 +27,7 @@ from pathbench_flow.measures.pitch import pitch_track, praat_pitch
 from pathbench_flow.neural.models import ModelUnavailable
 from pathbench_flow.openset.features import utterance_features
 from pathbench_flow.status import TOO_SHORT, NoScore
+from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.kaldi_builder import build_tone_dataset
 from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 from pathbench_flow.tracks.store import (
@@ -39,7 +39,6 @@ from pathbench_flow.tracks.store import (
     write_track,
 )
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 NAMES = ("BLUE_english32", "BLUE_english33", "BLUE_english34", "BLUE_japanese10")
 
 

@@ -17,9 +17,8 @@ from pathbench_flow.data.dataset import Dataset
 from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.data.validation import DatasetError
 from pathbench_flow.stages.validate import failed_report_path, validate_dataset
+from pathbench_flow.testing import FIXTURES
 from pathbench_flow.testing.kaldi_builder import build_dataset, references_of, tone, write_lines
-
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 
 
 def failing(path: Path, **options) -> DatasetError:

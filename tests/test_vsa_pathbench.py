@@ -22,9 +22,8 @@ from pathbench_flow.evaluators.speaker import VSACornersEvaluator, VSAEvaluator
 from pathbench_flow.measures.vowel_tables import PATHBENCH_TABLES, VOWEL_FORMANTS
 from pathbench_flow.measures.vsa_pathbench import estimated_gender, vsa_pathbench
 from pathbench_flow.status import UNSUPPORTED_LANGUAGE, UNVOICED
+from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.speech_fixtures import require_espeak, spoken_sentences
-
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 
 
 def vsa_by_hand(audios: list[np.ndarray], language: str) -> float:

@@ -22,6 +22,7 @@ from pathbench_flow.measures.wada_snr import (
     wada_snr_pathbench,
 )
 from pathbench_flow.status import TOO_SHORT, UNVOICED, NoScore
+from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.speech_fixtures import add_noise, require_espeak, spoken_sentences
 
 SNRS_DB = [0.0, 5.0, 10.0, 20.0]
@@ -117,7 +118,6 @@ def test_inner_expectations_match_closed_forms_and_join_continuously():
 
 
 # ----------------------------------------------------------- PathBench-compatible (published)
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "pathbench-audio"
 
 
 def pathbench_by_hand(path: Path) -> float:

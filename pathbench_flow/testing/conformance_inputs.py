@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pathbench_flow.testing import SHARED_FIXTURES, synthetic_speech, tiny_models
+from pathbench_flow.testing import RECORDINGS, synthetic_speech, tiny_models
 
-FIXTURES = SHARED_FIXTURES / "pathbench-audio"
-"""The real recordings tests may read (``../shared`` beside the repository, also in CI)."""
+FIXTURES = RECORDINGS
+"""The real recordings tests may read (committed in ``tests/fixtures``)."""
 SEEDS: Mapping[str, int] = {"phone": 0, "char": 1, "encoder": 2}
 """Seed of each seeded model: the phone model, the character ASR model (one for every
 language) and NAD's feature encoder."""

@@ -1,6 +1,6 @@
 """Datasets shaped like COPAS's word task, the shape no open-set fold can be built on.
 
-Shaped like `../shared/fixtures/kaldi-metadata/copas/pathological/word/balanced`: Dutch words,
+Shaped like `tests/fixtures/kaldi-metadata/copas/pathological/word/balanced`: Dutch words,
 speaker ids C16/D72 (control, dysarthric), one recording per speaker (``<speaker>_A18``, the
 A18 word list) cut into words by ``segments``, utterance ids ``<recording>_<nnn>``, ages in
 ``spk2age`` and the task's intelligibility score in ``spk2score``. Every speaker's words come

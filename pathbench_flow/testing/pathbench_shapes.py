@@ -6,14 +6,15 @@ paths with spaces, NeuroVoz's ``utt2score``, YouTube's missing ``spk2gender`` an
 MDSC's Mandarin commands under ``language`` = ``zh``). A run over all of them at once is the
 only place where those shapes meet one workflow, one config and one table.
 
-The five corpora published in ``../shared/fixtures/kaldi-metadata`` are *cut* from their real
-metadata: real speaker and utterance ids, texts, scores, genders, ages and per-utterance
-ratings, for a few rated speakers spread over the score range, a few texts every chosen speaker
-and every chosen control says, and four control speakers of both genders. The same speaker
-keeps the same voice in every condition of a task, and an audio file that two conditions share
-in the real corpus (the same ``wav.scp`` path) is one synthesised file here too. MDSC and
-YouTube are not in the fixtures: they are built in their shape (ids, files, score formats)
-from the constants below.
+The five corpora whose metadata PathBench publishes are *cut* from it (from
+``tests/fixtures/kaldi-metadata``, which holds the lines read here, so the cut is the same as
+from the full metadata): real speaker and utterance ids, texts, scores, genders, ages and
+per-utterance ratings, for a few rated speakers spread over the score range, a few texts every
+chosen speaker and every chosen control says, and four control speakers of both genders. The
+same speaker keeps the same voice in every condition of a task, and an audio file that two
+conditions share in the real corpus (the same ``wav.scp`` path) is one synthesised file here
+too. MDSC and YouTube are not in the fixtures: they are built in their shape (ids, files,
+score formats) from the constants below.
 
 Speech is espeak-ng in the corpus language. Each speaker's severity follows the ground truth
 (the lowest ``spk2score`` of the task's first condition is the most severe): slower speech,
@@ -38,10 +39,9 @@ import soundfile as sf
 from scipy.signal import resample_poly
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.testing import SHARED_FIXTURES
+from pathbench_flow.testing import KALDI_METADATA
 from pathbench_flow.testing.speech_fixtures import ONSET_THRESHOLD, pad_in_noise
 
-KALDI = SHARED_FIXTURES / "kaldi-metadata"
 N_PATHOLOGICAL = 6
 N_CONTROL = 4
 N_TEXTS = {"balanced": 2, "unbalanced": 3, "all": 3}
@@ -343,17 +343,41 @@ def _severity(score: float, low: float, high: float) -> float:
     return (high - score) / (high - low) if high > low else 0.5
 
 
-def cut_task(pool: Pool, root: Path, corpus: str, task: str, conditions: list[str]) -> list[Plan]:
-    """The plans of one real corpus task in every condition, pathological and control.
+@dataclass
+class Selection:
+    """What the datasets of one real corpus task keep, decided from its metadata.
 
     The same speakers in every condition (rated in all of them, spread over the first
     condition's scores; controls present in all, women and men alternating), each saying the
     condition's texts that every candidate and every chosen control says: the shortest ones,
     or for a segmented corpus (COPAS words) the first words of the speaker's recording.
     """
-    espeak_voice = ESPEAK_VOICES[corpus]
+
+    sources: dict[tuple[str, str], Source]  # (split, condition) → the real directory
+    rated: dict[str, float]  # candidates: rated in every condition, by their first score
+    chosen: list[str]
+    controls: list[str]
+    shared: dict[str, list[str]]  # condition → the texts every candidate and control says
+    home: dict[str, str]  # segmented corpus: speaker → the recording its words come from
+
+    def said(self, source: Source, speaker: str) -> dict[str, str]:
+        """``speaker``'s utterances in ``source`` (id → text), from its home recording."""
+        return source.utterances(speaker, self.home.get(speaker))
+
+    def kept(self, split: str, condition: str, speakers: Iterable[str]) -> dict[str, str]:
+        """The utterances of ``speakers`` a dataset keeps: each one's first of every shared
+        text of ``condition``."""
+        source = self.sources[split, condition]
+        utts: dict[str, str] = {}
+        for speaker in speakers:
+            utts |= _first_per_text(self.said(source, speaker), self.shared[condition])
+        return utts
+
+
+def select(kaldi: Path, corpus: str, task: str, conditions: list[str]) -> Selection:
+    """The :class:`Selection` of one corpus task of the metadata tree ``kaldi``."""
     sources = {
-        (split, c): Source.read(KALDI / corpus / split / task / c)
+        (split, c): Source.read(kaldi / corpus / split / task / c)
         for split in ("pathological", "control")
         for c in conditions
     }
@@ -368,7 +392,6 @@ def cut_task(pool: Pool, root: Path, corpus: str, task: str, conditions: list[st
     common_controls = set.intersection(
         *(set(sources["control", c].tables["spk2score"]) for c in conditions)
     )
-    genders = first["pathological"].tables.get("spk2gender", {})
     control_genders = first["control"].tables.get("spk2gender", {})
     controls = by_gender(common_controls, control_genders, N_CONTROL)
     # A segmented corpus keeps each speaker's words in one recording: the one of the first
@@ -378,26 +401,34 @@ def cut_task(pool: Pool, root: Path, corpus: str, task: str, conditions: list[st
         for split, speakers in (("pathological", rated), ("control", controls)):
             source = first[split]
             home |= {s: source.recording_of(min(source.utterances(s))) for s in speakers}
-
-    def said(source: Source, speaker: str) -> dict[str, str]:
-        return source.utterances(speaker, home.get(speaker))
-
+    selection = Selection(sources, rated, [], controls, {}, home)
     candidates = sorted(rated)
-    shared: dict[str, list[str]] = {}
     for c in conditions:
         pathological, control = sources["pathological", c], sources["control", c]
-        sets = [set(said(pathological, s).values()) for s in candidates]
-        sets += [set(said(control, s).values()) for s in controls]
+        sets = [set(selection.said(pathological, s).values()) for s in candidates]
+        sets += [set(selection.said(control, s).values()) for s in controls]
         common = set.intersection(*sets)
         if segmented:  # the recording's first words, in recording order
-            position = {t: u for u, t in sorted(said(pathological, candidates[0]).items())[::-1]}
+            first_said = sorted(selection.said(pathological, candidates[0]).items())
+            position = {t: u for u, t in first_said[::-1]}
             ranked = sorted(common, key=lambda t: (position[t], t))
         else:  # the shortest, so the run stays short
             ranked = sorted(common, key=lambda t: (len(t), t))
-        shared[c] = ranked[: N_TEXTS[c]]
-        if not shared[c]:
+        selection.shared[c] = ranked[: N_TEXTS[c]]
+        if not selection.shared[c]:
             raise ValueError(f"{corpus}/{task}/{c}: no text every chosen speaker says")
-    chosen = spread({s: rated[s] for s in candidates}, N_PATHOLOGICAL)
+    selection.chosen = spread({s: rated[s] for s in candidates}, N_PATHOLOGICAL)
+    return selection
+
+
+def cut_task(pool: Pool, root: Path, corpus: str, task: str, conditions: list[str]) -> list[Plan]:
+    """The plans of one real corpus task in every condition, pathological and control: the
+    utterances of its :func:`select`, each speaker with one voice in every condition."""
+    selection = select(KALDI_METADATA, corpus, task, conditions)
+    chosen, controls, rated = selection.chosen, selection.controls, selection.rated
+    espeak_voice = ESPEAK_VOICES[corpus]
+    genders = selection.sources["pathological", conditions[0]].tables.get("spk2gender", {})
+    control_genders = selection.sources["control", conditions[0]].tables.get("spk2gender", {})
     low, high = min(rated[s] for s in chosen), max(rated[s] for s in chosen)
     voices = {
         s: voice_for(espeak_voice, genders.get(s, ""), k, _severity(rated[s], low, high))
@@ -408,10 +439,8 @@ def cut_task(pool: Pool, root: Path, corpus: str, task: str, conditions: list[st
         for k, s in enumerate(controls)
     }
     plans = []
-    for (split, c), source in sources.items():
-        utts: dict[str, str] = {}
-        for speaker in chosen if split == "pathological" else controls:
-            utts |= _first_per_text(said(source, speaker), shared[c])
+    for (split, c), source in selection.sources.items():
+        utts = selection.kept(split, c, chosen if split == "pathological" else controls)
         plans.append(_plan(pool, root / corpus / split / task / c, source, utts, voices))
     return plans
 
@@ -591,6 +620,15 @@ def write_plan(plan: Plan) -> None:
         (plan.folder / name).write_text(text, encoding="utf-8")
 
 
+def corpus_tasks() -> dict[tuple[str, str], list[str]]:
+    """The columns cut from the real metadata: (corpus, task) → its conditions, in order."""
+    tasks: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for column in COLUMNS:
+        if column.corpus not in ("mdsc", "youtube"):
+            tasks[column.corpus, column.task].append(column.condition)
+    return dict(tasks)
+
+
 @dataclass(frozen=True)
 class Built:
     """What a build wrote: the config's ``datasets`` and the number of files and seconds."""
@@ -607,11 +645,7 @@ def build(workdir: Path, datasets: str = "datasets") -> Built:
     root = workdir / datasets
     pool = Pool(workdir / "audio")
     plans: list[Plan] = []
-    tasks: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for column in COLUMNS:
-        if column.corpus not in ("mdsc", "youtube"):
-            tasks[column.corpus, column.task].append(column.condition)
-    for (corpus, task), conditions in tasks.items():
+    for (corpus, task), conditions in corpus_tasks().items():
         plans += cut_task(pool, root, corpus, task, conditions)
     plans += [*mdsc_plans(pool, root), youtube_plan(pool, root)]
     pool.synthesise()

@@ -23,11 +23,11 @@ import soundfile as sf
 from scipy.signal import resample_poly
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.testing import SHARED_FIXTURES
+from pathbench_flow.testing import RECORDINGS
 from pathbench_flow.trimming.sphinx import SphinxModels
 
 TESTDATA = Path("/usr/share/pocketsphinx/test/data")
-FIXTURES = SHARED_FIXTURES / "pathbench-audio"
+FIXTURES = RECORDINGS
 
 SENTENCES = [
     "the quick brown fox jumps over the lazy dog",
