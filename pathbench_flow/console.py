@@ -181,9 +181,9 @@ class ConsoleHandler(ColorizingTextHandler):
             # (host, command, config) is in the full log.
             return ""
         if message.startswith(_SIGINT_MESSAGE):
-            return self._interrupted("SIGINT", "stopping the running jobs")
+            return self._interrupted("SIGINT", "stopping the run")
         if message.startswith(_SIGTERM_MESSAGE):
-            return self._interrupted("SIGTERM", "letting the running jobs finish")
+            return self._interrupted("SIGTERM", "waiting for the running jobs")
         if message in _CHATTER:
             return ""
         return self.format(record)
@@ -199,7 +199,7 @@ class ConsoleHandler(ColorizingTextHandler):
         if self.interrupt is not None:
             return ""
         self.interrupt = signal
-        return f"[{self.clock()}] {signal} received: {what}, starting no new ones."
+        return f"[{self.clock()}] {signal} received: starting no new jobs, {what}."
 
     def _error(self, record: logging.LogRecord, message: str) -> str:
         """A job's exception, or the run's last one. A job stopped by a signal is reported with

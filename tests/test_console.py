@@ -140,7 +140,7 @@ def test_ctrl_c_is_reported_as_an_interrupt_with_the_resume_command():
     run.end_unfinished()
     assert run.lines[1:] == [
         "[12:00:00] stopped by SIGINT: validate_dataset (dataset=demo)",
-        "[12:00:00] SIGINT received: stopping the running jobs, starting no new ones.",
+        "[12:00:00] SIGINT received: starting no new jobs, stopping the run.",
         "[12:00:00] stopped by SIGINT: validate_reference (dataset=demo)",
         "Interrupted (SIGINT): 1 of ≥67 jobs done, 2 running jobs stopped.",
         "Resume with `snakemake --cores 2 --configfile 'my config.yaml'`: finished jobs are "
@@ -158,7 +158,7 @@ def test_sigterm_lets_the_running_jobs_finish_and_says_so_once():
     run.finish(1, 80, 87)
     run.end_unfinished()
     assert run.lines == [
-        "[12:00:00] SIGTERM received: letting the running jobs finish, starting no new ones.",
+        "[12:00:00] SIGTERM received: starting no new jobs, waiting for the running jobs.",
         "[12:00:00] 80 of 87 jobs done (91%): correlate (dataset=demo)",
         "Interrupted (SIGTERM): 80 of 87 jobs done, 0 running jobs stopped.",
         "Resume with `snakemake --cores 2`: finished jobs are kept, stopped ones start over.",
