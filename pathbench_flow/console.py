@@ -204,7 +204,8 @@ class ConsoleHandler(ColorizingTextHandler):
     def _error(self, record: logging.LogRecord, message: str) -> str:
         """A job's exception, or the run's last one. A job stopped by a signal is reported with
         its job (the JOB_ERROR record its thread logs next); the run's closing "did not
-        complete" is an interrupt's message when no job failed on its own."""
+        complete" becomes an interrupt's summary when the run was interrupted (after the error
+        itself when a job also failed on its own)."""
         death = _SIGNAL_DEATH.search(message)
         if death:
             signal = death["signal"] or _STATUS_SIGNALS[death["status"]]
@@ -214,8 +215,9 @@ class ConsoleHandler(ColorizingTextHandler):
         if exception == "KeyboardInterrupt":
             self.interrupt = self.interrupt or "SIGINT"
             return self.interrupt_summary()
-        if _UNFINISHED_MESSAGE in message and self.interrupt is not None and not self.failed:
-            return self.interrupt_summary()
+        if _UNFINISHED_MESSAGE in message and self.interrupt is not None:
+            summary = self.interrupt_summary()
+            return f"{self.format(record)}\n{summary}" if self.failed else summary
         return self.format(record)
 
     def _job_error(self, record: logging.LogRecord) -> str:
@@ -224,9 +226,9 @@ class ConsoleHandler(ColorizingTextHandler):
         self.running.discard(jobid)
         job = self.jobs.get(jobid, Job(info["rule_name"], {}))
         signal = self._signal_deaths.pop(record.thread, None)
-        if signal is not None or self.interrupt is not None:
+        if signal is not None:
             self.stopped.add(jobid)
-            return fit(f"[{self.clock()}] stopped by {signal or self.interrupt}: {job.describe()}")
+            return fit(f"[{self.clock()}] stopped by {signal}: {job.describe()}")
         self.failed.add(jobid)
         return "\n".join(self.error_lines(job, jobid, info))
 
@@ -260,6 +262,8 @@ class ConsoleHandler(ColorizingTextHandler):
         bound = "" if self.known else "≥"
         count = f"{self.done} of {bound}{self.total} jobs done" if self.total else "no job done"
         what = f"{len(stopped)} running job{'s' if len(stopped) != 1 else ''} stopped"
+        if self.failed:
+            what += f", {len(self.failed)} failed (above)"
         return "\n".join(
             [
                 f"Interrupted ({self.interrupt}): {count}, {what}.",
@@ -299,12 +303,18 @@ def install(workflow: Any) -> ConsoleHandler | None:
     return None
 
 
-def closing_lines(datasets: Sequence[str], configfiles: Sequence[Path], config_args: Sequence[str]):
-    """What a finished run says last: where the results are, the three files to open first
-    and the command that makes the report (with the run's config options, so the report is
-    of this run)."""
-    report = ["snakemake"]
+def closing_lines(
+    datasets: Sequence[str], configfiles: Sequence[Path], config_args: Sequence[str]
+) -> list[str]:
+    """What a finished run says last: where the results are and, when the run made the
+    results table (not a run of some targets only), the three files to open first and the
+    command that makes the report, with the run's config options so the report is of this
+    run. Paths are relative to the working directory, which Snakemake has entered."""
     cwd = Path.cwd()
+    table = Path("results/results_table.csv")
+    if not table.is_file():
+        return [fit(f"Done. Results are in {cwd / 'results'}/.")]
+    report = ["snakemake"]
     if configfiles:
         report += [
             "--configfile",
@@ -319,7 +329,7 @@ def closing_lines(datasets: Sequence[str], configfiles: Sequence[Path], config_a
         correlations = f"results/<dataset>/correlations.csv (datasets: {', '.join(datasets)})"
     return [
         fit(f"Done. Results are in {cwd / 'results'}/; open first:"),
-        "  results/results_table.csv: every metric against every dataset, "
+        f"  {table}: every metric against every dataset, "
         "sign-aligned Pearson r in PathBench's layout",
         fit(
             f"  {correlations}: per metric r, Spearman rho, p-values, bootstrap interval, "

@@ -183,6 +183,10 @@ def test_the_closing_lines_name_the_results_and_the_report_command_of_this_confi
     tmp_path, monkeypatch
 ):
     monkeypatch.chdir(tmp_path)
+    # A run of some targets only (no results table): where the results are, nothing to open.
+    assert closing_lines(["demo"], [], []) == [f"Done. Results are in {tmp_path / 'results'}/."]
+    Path("results").mkdir()
+    Path("results/results_table.csv").write_text("metric\n")
     lines = closing_lines(["demo"], [tmp_path / "my.yaml"], ["shard_size=10"])
     assert lines[0] == f"Done. Results are in {tmp_path / 'results'}/; open first:"
     assert [line.split(":")[0].strip() for line in lines[1:4]] == [
@@ -197,4 +201,18 @@ def test_the_closing_lines_name_the_results_and_the_report_command_of_this_confi
     assert "results/<dataset>/correlations.csv (datasets: a, b)" in two[2]
     assert two[-1].strip() == "snakemake --report report.html"
     assert max(len(line) for line in lines + two) <= MAX_LINE
-    assert not Path("results").exists()
+
+
+def test_a_job_failing_on_its_own_during_an_interrupt_stays_an_error():
+    run = Run()
+    run.start(2, "correlate", dataset="demo")
+    run.log("Will exit after finishing currently running jobs (scheduler).")
+    run.job_error(2, "correlate", "RuleException:\nexit status 1.")
+    run.end_unfinished()
+    lines = run.lines
+    assert lines[3] == "[12:00:00] Error in correlate (dataset=demo), job 2:"
+    assert lines[-3:] == [
+        "At least one job did not complete successfully.",
+        "Interrupted (SIGTERM): no job done, 0 running jobs stopped, 1 failed (above).",
+        "Resume with `snakemake --cores 2`: finished jobs are kept, stopped ones start over.",
+    ]
