@@ -261,8 +261,21 @@ INTERRUPTS = {
 }
 
 
+@pytest.fixture
+def sigint_reaches_snakemake():
+    """SIGINT at its default in the Snakemake the test starts. A shell's background job
+    ignores SIGINT and passes that on, and a Python that starts with SIGINT ignored raises no
+    KeyboardInterrupt: the test would measure nothing. A signal handled in this process is
+    back at its default in a child."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("interrupt", INTERRUPTS)
-def test_an_interrupted_run_finishes_with_a_plain_rerun(uninterrupted, tmp_path, interrupt):
+def test_an_interrupted_run_finishes_with_a_plain_rerun(
+    uninterrupted, tmp_path, interrupt, sigint_reaches_snakemake
+):
     """SIGINT to Snakemake (`kill -INT`, `timeout -s INT`), to its process group (a terminal's
     Ctrl-C) or SIGTERM (a batch system) mid-run: the console says it was interrupted and how
     to resume, and a plain rerun finishes the run, byte-identical to an uninterrupted one."""
