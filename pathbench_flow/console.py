@@ -24,6 +24,7 @@ import logging
 import re
 import shlex
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -143,6 +144,7 @@ class ConsoleHandler(ColorizingTextHandler):
         self.done, self.total, self.known = 0, 0, False
         self.interrupt: str | None = None
         self._signal_deaths: dict[int | None, str] = {}
+        self._main_thread = threading.get_ident()
 
     def emit(self, record: logging.LogRecord) -> None:
         """Write what :meth:`render` makes of ``record``, if anything, as Snakemake's handler
@@ -203,13 +205,17 @@ class ConsoleHandler(ColorizingTextHandler):
 
     def _error(self, record: logging.LogRecord, message: str) -> str:
         """A job's exception, or the run's last one. A job stopped by a signal is reported with
-        its job (the JOB_ERROR record its thread logs next); the run's closing "did not
-        complete" becomes an interrupt's summary when the run was interrupted (after the error
-        itself when a job also failed on its own)."""
+        its job (the JOB_ERROR record its thread logs next): one that died of SIGINT or
+        SIGTERM, and after a SIGINT every job that ends in an error (a job hit while Python
+        starts exits with status 1). The run's closing "did not complete" becomes an
+        interrupt's summary when the run was interrupted (after the error itself when a job
+        also failed on its own)."""
         death = _SIGNAL_DEATH.search(message)
         if death:
-            signal = death["signal"] or _STATUS_SIGNALS[death["status"]]
-            self._signal_deaths[record.thread] = signal
+            self._signal_deaths[record.thread] = death["signal"] or _STATUS_SIGNALS[death["status"]]
+            return ""
+        if self.interrupt == "SIGINT" and record.thread != self._main_thread:
+            self._signal_deaths[record.thread] = self.interrupt
             return ""
         exception = getattr(record, "exception", None)
         if exception == "KeyboardInterrupt":
@@ -226,9 +232,12 @@ class ConsoleHandler(ColorizingTextHandler):
         self.running.discard(jobid)
         job = self.jobs.get(jobid, Job(info["rule_name"], {}))
         signal = self._signal_deaths.pop(record.thread, None)
+        if signal is None and self.interrupt == "SIGINT":
+            signal = self.interrupt
         if signal is not None:
             self.stopped.add(jobid)
-            return fit(f"[{self.clock()}] stopped by {signal}: {job.describe()}")
+            logs = ", ".join(info.get("log") or []) or "none"
+            return fit(f"[{self.clock()}] stopped by {signal}: {job.describe()}; log: {logs}")
         self.failed.add(jobid)
         return "\n".join(self.error_lines(job, jobid, info))
 

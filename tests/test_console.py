@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import threading
 from pathlib import Path
 
 from snakemake.logging import ColorizingTextHandler, DefaultFilter, DefaultFormatter
@@ -36,11 +37,12 @@ class Run:
             replaced, lambda: self.checkpoints_done, list(argv), clock=lambda: "12:00:00"
         )
 
-    def log(self, msg=None, level=logging.INFO, thread=1, **extra) -> None:
+    def log(self, msg=None, level=logging.INFO, thread=None, **extra) -> None:
+        """Log a record from ``thread`` (a job's; the main thread's by default)."""
         record = logging.makeLogRecord(
             {"msg": msg, "levelno": level, "levelname": logging.getLevelName(level), **extra}
         )
-        record.thread = thread
+        record.thread = thread if thread is not None else threading.get_ident()
         self.console.handle(record)
 
     def start(self, jobid, rule, **wildcards) -> None:
@@ -60,6 +62,7 @@ class Run:
         self.log(None, event=LogEvent.PROGRESS, done=done, total=total)
 
     def job_error(self, jobid, rule, exception_text, thread=1) -> None:
+        """A job's error as its thread logs it: the exception, then the job's record."""
         self.log(
             exception_text, logging.ERROR, thread, event=LogEvent.ERROR, exception="RuleException"
         )
@@ -132,17 +135,23 @@ def test_ctrl_c_is_reported_as_an_interrupt_with_the_resume_command():
     run.finish(3, 1, 67)
     run.start(4, "validate_dataset", dataset="demo")
     run.start(6, "validate_reference", dataset="demo")
+    run.start(8, "shard_manifest")
     # A job's death can be logged before the scheduler's own interrupt message.
     died = "RuleException:\nCommand 'python x.py' died with <Signals.SIGINT: 2>."
     run.job_error(4, "validate_dataset", died, thread=11)
     run.log("Terminating processes on user request, this might take some time.")
     run.job_error(6, "validate_reference", died, thread=12)
+    # A job hit while its Python was starting exits with status 1.
+    run.job_error(8, "shard_manifest", "RuleException:\nexit status 1.", thread=13)
     run.end_unfinished()
     assert run.lines[1:] == [
-        "[12:00:00] stopped by SIGINT: validate_dataset (dataset=demo)",
+        "[12:00:00] stopped by SIGINT: validate_dataset (dataset=demo); "
+        "log: logs/validate_dataset/4.log",
         "[12:00:00] SIGINT received: starting no new jobs, stopping the run.",
-        "[12:00:00] stopped by SIGINT: validate_reference (dataset=demo)",
-        "Interrupted (SIGINT): 1 of ≥67 jobs done, 2 running jobs stopped.",
+        "[12:00:00] stopped by SIGINT: validate_reference (dataset=demo); "
+        "log: logs/validate_reference/6.log",
+        "[12:00:00] stopped by SIGINT: shard_manifest; log: logs/shard_manifest/8.log",
+        "Interrupted (SIGINT): 1 of ≥67 jobs done, 3 running jobs stopped.",
         "Resume with `snakemake --cores 2 --configfile 'my config.yaml'`: finished jobs are "
         "kept, stopped ones start over.",
     ]
