@@ -284,7 +284,7 @@ class ConsoleHandler(ColorizingTextHandler):
         )
 
 
-def install(workflow: Any) -> ConsoleHandler | None:
+def install(workflow: Any) -> None:
     """Put a :class:`ConsoleHandler` in place of Snakemake's console handler, in the main
     process of a run. Nothing changes for a dry run (it lists every job on purpose),
     ``--verbose`` or ``--debug-dag`` (asked for detail), a job's own process, or when a logger
@@ -297,7 +297,7 @@ def install(workflow: Any) -> ConsoleHandler | None:
         or settings.debug_dag
         or not workflow.modifier.is_main_snakefile()
     ):
-        return None
+        return
     logger = logging.getLogger("snakemake.logging")
     for index, handler in enumerate(logger.handlers):
         if handler.name == "DefaultStreamHandler" and isinstance(handler, ColorizingTextHandler):
@@ -308,8 +308,7 @@ def install(workflow: Any) -> ConsoleHandler | None:
                 show_failed_logs=settings.show_failed_logs,
             )
             logger.handlers[index] = console
-            return console
-    return None
+            return
 
 
 def closing_lines(
