@@ -69,6 +69,7 @@ REPO = Path(__file__).resolve().parents[1]
 from pathbench_flow.testing.workflow_run import (  # noqa: E402  (the tests' helpers, shared, not copied)
     LOCAL_RUN,
     copy_workflow,
+    full_log,
     start_snakemake,
 )
 
@@ -436,9 +437,9 @@ def run(
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    text = log_path.read_text()
+    # The console has one line per job; Snakemake's full log names each finished job's rule.
     jobs_by_rule: dict[str, int] = defaultdict(int)
-    for rule in _FINISHED.findall(text):
+    for rule in _FINISHED.findall(full_log(workdir)):
         jobs_by_rule[rule] += 1
     load_after = os.getloadavg()[0]
     rule_times, evaluator_times, first = job_times(workdir)

@@ -72,6 +72,14 @@ def start_snakemake(
     )
 
 
+def full_log(workdir: Path) -> str:
+    """Snakemake's full log of the latest run in ``workdir`` (``.snakemake/log/``, one file per
+    run, named by its start time): every job's start, outputs and end, which the console
+    (pathbench_flow/console.py) leaves out. Empty before the run has opened it."""
+    logs = sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log"))
+    return logs[-1].read_text() if logs else ""
+
+
 def output_files(workdir: Path) -> dict[str, bytes]:
     """Every Parquet, CSV and JSON result, by path relative to ``workdir``."""
     return {
