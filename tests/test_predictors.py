@@ -509,29 +509,23 @@ def test_a_measure_the_vote_flips_is_compared_as_the_table_shows_it(benchmark):
     speakers, ground_truth, correlations = benchmark
     only_wada = correlations[correlations["metric"].isin(["mine", "wada_snr"])]
     signs = signs_of(only_wada)
-    kept = dataset_comparisons(
-        "d",
-        speakers,
-        ground_truth,
-        only_wada,
-        signs,
-        ["mine"],
-        allowlist=("wada_snr",),
-        method="williams",
-        level=0.95,
-    )
+
+    def compare() -> list[dict]:
+        return dataset_comparisons(
+            "d",
+            speakers,
+            ground_truth,
+            only_wada,
+            signs,
+            ["mine"],
+            allowlist=("wada_snr",),
+            method="williams",
+            level=0.95,
+        )
+
+    kept = compare()
     signs.loc["wada_snr"] = [-1, "vote: flipped"]
-    flipped = dataset_comparisons(
-        "d",
-        speakers,
-        ground_truth,
-        only_wada,
-        signs,
-        ["mine"],
-        allowlist=("wada_snr",),
-        method="williams",
-        level=0.95,
-    )
+    flipped = compare()
     assert kept[0]["r_jh"] > 0 and flipped[0]["r_jh"] == -kept[0]["r_jh"]
     assert flipped[0]["r_kh"] == -kept[0]["r_kh"] and flipped[0]["r_jk"] == kept[0]["r_jk"]
 
