@@ -168,5 +168,7 @@ def test_utterance_rated_datasets_have_utterance_correlations(run: Path, dataset
     utterance-level correlations; CPP, measured on every utterance, has an r."""
     path = run / "results" / dataset / "utterance_correlations.csv"
     rows = {row["metric"]: row for row in csv.DictReader(io.StringIO(path.read_text()))}
-    assert rows["cpp_fa"]["pearson_r"] != "", rows["cpp_fa"]
-    assert np.isfinite(float(rows["cpp_fa"]["pearson_r"])), rows["cpp_fa"]
+    cpp = rows["cpp_fa"]
+    assert np.isfinite(float(cpp["r_raw"])), cpp
+    # The speaker-level table's sign, applied to the utterance-level r as well.
+    assert float(cpp["r_aligned"]) == int(cpp["sign"]) * float(cpp["r_raw"]), cpp
