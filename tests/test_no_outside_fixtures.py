@@ -15,13 +15,13 @@ from pathbench_flow.testing import REPO
 
 SEARCHED = ("tests", "pathbench_flow/testing", "benchmarks", ".test")
 OUTSIDE = re.compile(
-    r"""\.\.[/\\]shared\b"""  # ../shared, ..\shared
+    r"""\.\.[/\\]shared\b"""  # up one folder, then into it (either slash)
     r"""|/\s*["']shared["']"""  # path / "shared"
     r"""|["']shared["']\s*/"""  # "shared" / "fixtures"
     r"""|\bshared[/\\]fixtures\b"""  # any path through shared/fixtures
 )
 EXEMPT = {
-    Path("tests/test_no_outside_fixtures.py"): "the spellings this check looks for",
+    Path("tests/test_no_outside_fixtures.py"): "the patterns this check looks for",
     Path("benchmarks/neural_conformance.json"): "PathBench's warnings as it printed them, "
     "with the absolute paths of the machine the comparison ran on: a record, never read",
 }
@@ -57,11 +57,13 @@ def test_nothing_refers_to_a_shared_folder_beside_the_checkout() -> None:
 def test_each_way_of_naming_the_folder_is_found(tmp_path: Path) -> None:
     """The check can fail: each spelling the suite once used is caught in every searched
     folder, and an exempt file is left alone only under its own path."""
+    # Built from parts, so that this file itself names no such path.
+    up, sibling = "..", "shared"
     spellings = [
-        'KALDI = Path(__file__).resolve().parents[1] / "../shared/fixtures/kaldi-metadata"',
-        'FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"',
-        "run from a checkout next to ..\\shared",
-        "/work/shared/fixtures/pathbench-audio/BLUE_english34.wav",
+        f'KALDI = Path(__file__).resolve().parents[1] / "{up}/{sibling}/fixtures/kaldi-metadata"',
+        f'FIXTURES = Path(__file__).resolve().parents[1].parent / "{sibling}" / "fixtures"',
+        f"run from a checkout next to {up}\\{sibling}",
+        f"/work/{sibling}/fixtures/pathbench-audio/BLUE_english34.wav",
     ]
     placed = list(enumerate(zip(SEARCHED, spellings, strict=True)))
     for k, (folder, line) in placed:

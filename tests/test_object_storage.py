@@ -90,13 +90,16 @@ def _missing() -> list[str]:
     return problems
 
 
+NEEDS_S3 = (
+    "needs root and a local S3 server: set PATHBENCH_STORAGE_FORCE=1 to run (CI=true runs it too)"
+)
+"""Why the storage tests skip on a machine that has not opted in."""
+
+
 @pytest.fixture(scope="module")
 def prerequisites() -> None:
     if not ENABLED:
-        pytest.skip(
-            reason="needs root and a local S3 server: set PATHBENCH_STORAGE_FORCE=1 to run "
-            "(CI=true runs it too)"
-        )
+        pytest.skip(reason=NEEDS_S3)
     problems = _missing()
     if problems:
         pytest.fail("the object-storage tests cannot run: " + "; ".join(problems))
