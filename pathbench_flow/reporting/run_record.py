@@ -16,6 +16,8 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pathbench_flow.io import write_json
+
 RUN_RECORD = Path("logs/run.json")
 """Relative to the working directory, where Snakemake writes ``logs/`` and ``results/``."""
 
@@ -24,15 +26,10 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
-def _write(path: Path, record: dict[str, str | int | None]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-
 def record_start(version: str, path: Path = RUN_RECORD) -> None:
     """A run starts its jobs: its start, and no end until :func:`record_finish`, so that a run
     that fails leaves a record saying it did not finish, not the previous run's times."""
-    _write(path, {"version": version, "started": _now().isoformat(), "finished": None})
+    write_json({"version": version, "started": _now().isoformat(), "finished": None}, path)
 
 
 def record_finish(path: Path = RUN_RECORD) -> None:
@@ -42,7 +39,7 @@ def record_finish(path: Path = RUN_RECORD) -> None:
     record["finished"] = finished.isoformat()
     started = datetime.fromisoformat(record["started"])
     record["seconds"] = round((finished - started).total_seconds())
-    _write(path, record)
+    write_json(record, path)
 
 
 def duration(seconds: int) -> str:
