@@ -15,7 +15,9 @@ from pathbench_flow.neural.models import DEVICE_VARIABLE, gpus_requested
 if not workflow.modifier.skip_validation:
     check_schema(
         config,
-        yaml.safe_load(Path(workflow.source_path("../schemas/config.schema.yaml")).read_text()),
+        yaml.safe_load(
+            Path(workflow.source_path("../schemas/config.schema.yaml")).read_text()
+        ),
         [Path(source) for source in workflow.configfiles],
     )
 validate(config, schema="../schemas/config.schema.yaml")
