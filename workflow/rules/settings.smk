@@ -62,6 +62,8 @@ RESOURCES = {
     "select_config": {"mem_mb": 1000, "runtime": 10},
     "heldout_score": {"mem_mb": 2000, "runtime": 10},
     "openset_summary": {"mem_mb": 1000, "runtime": 10},
+    # Downloading and compiling espeak-ng (a few minutes on one core).
+    "build_espeak": {"mem_mb": 1000, "runtime": 30},
 }
 
 
