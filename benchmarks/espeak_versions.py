@@ -9,11 +9,11 @@ carries only a cut of it, ``tests/fixtures/kaldi-metadata``) with
 phones equal those of the reference library.
 
 Run: ``python benchmarks/espeak_versions.py --metadata <pathbench>/datasets
---reference /opt/espeak-2ea41210/lib/libespeak-ng.so
+--reference resources/fetched/espeak-ng/lib/libespeak-ng.so
 [--debian /usr/lib/x86_64-linux-gnu/libespeak-ng.so.1]``; the bundled library is the one used
-when ``PHONEMIZER_ESPEAK_LIBRARY`` is unset. A build of the pinned commit:
-``git clone https://github.com/espeak-ng/espeak-ng && cd espeak-ng && git checkout 2ea41210 &&
-./autogen.sh && ./configure --prefix=/opt/espeak-2ea41210 && make && make install``.
+when ``PHONEMIZER_ESPEAK_LIBRARY`` is unset. The pinned build is the workflow's: with
+``fetch.enabled: true`` in a config, ``snakemake resources/fetched/espeak-ng --cores 1
+--configfile <config>`` runs the rule ``build_espeak`` alone (``pathbench_flow.stages.espeak``).
 """
 
 from __future__ import annotations

@@ -135,3 +135,26 @@ def _find(node: yaml.Node | None, path: KeyPath) -> yaml.Node | None:
         else:
             return None
     return found
+
+
+DATASET_PATH_KEYS = ("path", "reference")
+"""The keys of a ``datasets`` entry that name a directory."""
+
+
+def rooted_datasets(
+    datasets: Mapping[str, Mapping[str, Any]], root: str | None
+) -> dict[str, dict[str, Any]]:
+    """``datasets`` with each relative ``path`` and ``reference`` resolved against ``root``
+    (config ``datasets_root``); absolute ones, and all of them without a root, unchanged.
+
+    Why: a config of many corpora (PathBench's 21 columns) names each directory relative to
+    one place, so a user sets that place once; everything after settings.smk (the checks, the
+    facts, the results table's columns, read from the path's last parts) sees the full path.
+    """
+    return {
+        name: {
+            key: str(Path(root, value)) if root and key in DATASET_PATH_KEYS else value
+            for key, value in entry.items()
+        }
+        for name, entry in datasets.items()
+    }

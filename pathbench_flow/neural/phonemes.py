@@ -9,8 +9,10 @@ backend per voice, so a shard pays espeak-ng's voice loading once instead of onc
 Which phones come out depends on the espeak-ng library: PathBench pins commit 2ea41210 (after
 1.52.0) because, for example, Italian ``ɾ`` versus ``r`` changed between versions. The library
 is chosen in this order: ``PHONEMIZER_ESPEAK_LIBRARY`` (phonemizer's own variable, e.g. a build
-of PathBench's commit), then the libespeak-ng 1.52.0 that ``espeakng-loader`` bundles, then the
-system's libespeak-ng (Debian 12 has 1.51). :func:`espeak_version` says which one is in use.
+of PathBench's commit; with fetching on, the workflow builds that commit and sets it, and
+``PHONEMIZER_ESPEAK_DATA_PATH``, for every job: :mod:`pathbench_flow.stages.espeak`), then the
+libespeak-ng 1.52.0 that ``espeakng-loader`` bundles, then the system's libespeak-ng (Debian 12
+has 1.51). :func:`espeak_version` says which one is in use.
 
 ``keep_flags=False`` (the model measures' ``compat: none``) removes the flags instead: ``(en)``
 is not a phone, and as a token it counts as an error in PER and dPER.

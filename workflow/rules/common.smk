@@ -122,6 +122,16 @@ def reference_kaldi_inputs(wildcards):
     return _validation_files(reference_dir(wildcards.dataset))
 
 
+def espeak_build(phonemises):
+    """The build, as the input of a job that phonemises while fetching is on; else nothing."""
+    return [str(ESPEAK_BUILD)] if phonemises and config["fetch"]["enabled"] else []
+
+
+def phonemises(evaluator):
+    """Whether an evaluator's jobs phonemise (a model measure that declares espeak-ng)."""
+    return "espeak" in getattr(EVALUATOR_INFO[evaluator].cls, "uses", ())
+
+
 def trim_settings(name):
     """Trimming settings of a dataset: the global ones, with its own backend if it sets one."""
     settings = dict(config["fa_trim"])

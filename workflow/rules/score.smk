@@ -5,6 +5,7 @@ rule score_utterances:
         audio=declared_audio(shard_audio_files),
         tracks=utterance_tracks,
         dataset=context_files,
+        espeak=lambda wc: espeak_build(phonemises(wc.evaluator)),
     output:
         "results/{dataset}/scores/{evaluator}/{shard}.parquet",
     log:
@@ -35,6 +36,7 @@ rule score_speakers:
         trims=speaker_trims,
         audio=declared_audio(dataset_audio_files),
         tracks=speaker_tracks,
+        espeak=lambda wc: espeak_build(phonemises(wc.evaluator)),
     output:
         "results/{dataset}/speaker_scores/{evaluator}.parquet",
     log:
@@ -64,6 +66,7 @@ rule score_reference:
         trims=reference_trims,
         audio=declared_audio(scored_reference_audio),
         tracks=reference_tracks,
+        espeak=lambda wc: espeak_build(phonemises(wc.evaluator)),
     output:
         "results/{dataset}/reference_scores/{evaluator}/{variant}/{reftype}/{shard}.parquet",
     log:

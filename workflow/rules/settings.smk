@@ -6,7 +6,7 @@ import yaml
 from snakemake.utils import validate
 
 from pathbench_flow import __version__
-from pathbench_flow.config_schema import check_schema
+from pathbench_flow.config_schema import check_schema, rooted_datasets
 from pathbench_flow.neural.models import DEVICE_VARIABLE, gpus_requested
 
 # Every schema problem at once, one line each with its config file and line (config_schema.py);
@@ -21,6 +21,9 @@ if not workflow.modifier.skip_validation:
         [Path(source) for source in workflow.configfiles],
     )
 validate(config, schema="../schemas/config.schema.yaml")
+
+# Relative dataset directories are read under `datasets_root`, when the config sets one.
+config["datasets"] = rooted_datasets(config["datasets"], config.get("datasets_root"))
 
 # Where models run (config `device`): every job inherits this process's environment, and a
 # cluster job's own Snakemake parses this file again, so the models of every job read it.
@@ -62,6 +65,8 @@ RESOURCES = {
     "select_config": {"mem_mb": 1000, "runtime": 10},
     "heldout_score": {"mem_mb": 2000, "runtime": 10},
     "openset_summary": {"mem_mb": 1000, "runtime": 10},
+    # Downloading and compiling espeak-ng (a few minutes on one core).
+    "build_espeak": {"mem_mb": 1000, "runtime": 30},
 }
 
 

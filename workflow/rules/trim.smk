@@ -4,6 +4,9 @@ rule fa_trim:
     input:
         manifest=shard_rows,
         audio=declared_audio(shard_audio_files),
+        espeak=lambda wc: espeak_build(
+            trim_settings(wc.dataset).get("backend") == "wav2vec2"
+        ),
     output:
         "results/{dataset}/trim/{shard}.parquet",
     log:
@@ -30,6 +33,9 @@ use rule fa_trim as fa_trim_reference with:
     input:
         manifest="results/{dataset}/reference/shards/{shard}.parquet",
         audio=declared_audio(reference_shard_audio_files),
+        espeak=lambda wc: espeak_build(
+            trim_settings(wc.dataset).get("backend") == "wav2vec2"
+        ),
     output:
         "results/{dataset}/reference/trim/{shard}.parquet",
     log:
