@@ -16,7 +16,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-# shellcheck source=podman-args.sh
+# shellcheck source=.ci/container/podman-args.sh
 . "$here/podman-args.sh"
 
 mirror="${PATHBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
@@ -58,6 +58,8 @@ cp "$ca_bundle" "$build_dir/ca-bundle.crt"
 printf '[global]\ncert = /run/pathbench-build/ca-bundle.crt\nconstraint = /run/pathbench-build/constraints.txt\n' \
     >"$build_dir/pip.conf"
 
+# The build reaches the package index on the host's network as it is (no bridge network to set
+# up on a CI runner); the image's layers are reused while the build context is unchanged.
 start=$(date +%s)
 podman "${PODMAN_GLOBAL_ARGS[@]}" build \
     "${PODMAN_RUN_ARGS[@]}" \
@@ -65,7 +67,6 @@ podman "${PODMAN_GLOBAL_ARGS[@]}" build \
     --volume "$build_dir:/run/pathbench-build:ro" \
     --env PIP_CONFIG_FILE=/run/pathbench-build/pip.conf \
     --build-arg "BASE=$base_image" \
-    ${PATHBENCH_BUILD_ARGS:-} \
     --tag "$image" "$repo" >&2
 echo "built $image in $(( $(date +%s) - start )) s" >&2
 echo "$image"
