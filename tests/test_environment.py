@@ -101,3 +101,14 @@ def test_pyctcdecode_is_installed_at_one_version_everywhere():
     }
     assert all(pins.values()), pins
     assert len(set().union(*pins.values())) == 1, pins
+
+
+def test_the_cpu_image_installs_the_torch_ci_tests():
+    """A CPU cluster's image (Dockerfile, TORCH_INDEX_URL) pins torch to the release whose CPU
+    build CI runs the model-based measures' tests on."""
+    pins = {
+        place: set(re.findall(r"torch==([\w.+]+)", (REPO / place).read_text()))
+        for place in (".ci/run", "Dockerfile")
+    }
+    assert all(pins.values()), pins
+    assert len(set().union(*pins.values())) == 1, pins

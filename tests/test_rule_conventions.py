@@ -79,6 +79,10 @@ class RuleFacts:
     """As written in the rule; None when the rule has no ``threads:``."""
     resources: tuple[dict[str, Any], ...]
     """The resources the table names, for every enumerable combination of wildcard values."""
+    container: str | None
+    """The image of its jobs under ``--sdm apptainer``."""
+    conda_env: Path | None
+    """The environment file of its jobs under ``--sdm conda``."""
 
     @property
     def label(self) -> str:
@@ -151,6 +155,9 @@ def _facts(rule: Rule, workflow: Workflow, names: set[str]) -> RuleFacts:
     script = None
     if rule.is_script:
         script = Path(rule.basedir.join(rule.script).get_path_or_uri(secret_free=True)).resolve()
+    conda_env = None
+    if rule.conda_env:
+        conda_env = Path(rule.basedir.join(rule.conda_env).get_path_or_uri(secret_free=True))
     return RuleFacts(
         name=rule.name,
         # Snakemake numbers a rule by its line in the compiled Python; its linemap gives the
@@ -162,6 +169,8 @@ def _facts(rule: Rule, workflow: Workflow, names: set[str]) -> RuleFacts:
         logs=tuple(str(log) for log in rule.log),
         threads=rule.ruleinfo.threads,
         resources=_table_resources(rule, workflow, names),
+        container=rule.container_img,
+        conda_env=conda_env.resolve() if conda_env else None,
     )
 
 
@@ -307,3 +316,27 @@ def test_the_workflow_has_one_global_wildcard_constraints_block():
         f"global wildcard_constraints blocks at {blocks}: keep exactly one, in "
         "workflow/rules/common.smk (rule-level ones are fine)"
     )
+
+
+def test_every_rule_that_runs_a_job_has_the_image_and_the_environment(parsed):
+    """Under ``--sdm apptainer`` a rule without the image runs on the node's own Python without
+    a word, and under ``--sdm conda`` one without the environment likewise: Snakemake gives the
+    Snakefile's global ``container:`` only to rules defined after it, so a rule file included
+    above it (or a rule with its own ``container:``/``conda:``) would fall out of both."""
+    image = f"pathbench-flow-{__version__}.sif"
+    environment = REPO / "workflow" / "envs" / "pathbench.yaml"
+    running = [rule for rule in parsed.rules if not rule.runs_nothing]
+    assert running, "no rule runs a job: the workflow did not parse its rules"
+    problems = [
+        f"{rule.label}: container is {rule.container!r}, not {image!r}; define the rule after "
+        "the global `container:` of workflow/Snakefile"
+        for rule in running
+        if rule.container != image
+    ]
+    problems += [
+        f"{rule.label}: conda env is {rule.conda_env and _shown(rule.conda_env)}, not "
+        f'{_shown(environment)}; add `conda: "../envs/pathbench.yaml"`'
+        for rule in running
+        if rule.conda_env != environment
+    ]
+    assert not problems, _report(problems)
