@@ -67,12 +67,12 @@ RESOURCES = {
 
 # The table above covers utterances up to validation's default limit of 10 minutes
 # (benchmarks/long_recordings.py: every job within it, most by half). A config accepting longer
-# utterances (validation.max_utterance_s) declares per further minute: the growth measured
-# from 10 minutes to 2 hours where known (fa_trim), else the 10-minute peak / 10, an upper
-# bound of linear growth (benchmarks/README.md, "Long recordings"). The model tracks and the
-# open-set features were not measured on long recordings.
+# utterances (validation.max_utterance_s) declares per further minute: the growth measured from
+# 10 minutes to 2 hours where known (validate_dataset, fa_trim), else the 10-minute peak / 10,
+# an upper bound of linear growth (benchmarks/README.md, "Long recordings"). The model tracks
+# and the open-set features were not measured on long recordings.
 MEMORY_PER_MINUTE = {
-    "validate_dataset": 17,
+    "validate_dataset": 10,
     "fa_trim": 9,
     "compute_track": 82,
     "score_utterances": 48,
