@@ -15,12 +15,18 @@ _SPACES = re.compile(r"\s+")
 
 
 def clean_text(text: str) -> str:
-    """Lower-case, drop every punctuation character (ASCII and CJK alike), collapse whitespace.
+    """NFC, lower-case, drop every punctuation character (ASCII and CJK alike), collapse
+    whitespace.
+
+    NFC first: an accented letter typed as one code point and one written as a letter and a
+    combining mark (macOS file names, some editors) are the same text, so the same sentence
+    matches its references whichever form each transcription was saved in.
 
     Unicode category ``P*`` covers ASCII punctuation, the CJK symbols block (``。、「」``) and
     full-width forms (``，！？``), so one rule serves all supported languages.
     """
-    kept = "".join(ch for ch in text.lower() if not unicodedata.category(ch).startswith("P"))
+    normal = unicodedata.normalize("NFC", text)
+    kept = "".join(ch for ch in normal.lower() if not unicodedata.category(ch).startswith("P"))
     return _SPACES.sub(" ", kept).strip()
 
 

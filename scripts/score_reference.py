@@ -21,5 +21,6 @@ score_reference(
     variant=snakemake.wildcards.variant,
     trim_paths=list(snakemake.input.trims),
     track_paths=list(snakemake.input.tracks),
+    shared_speaker_ids=snakemake.params.shared_speaker_ids,
 )
 print(tracks.summary(), file=sys.stderr)

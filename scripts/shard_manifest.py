@@ -10,4 +10,5 @@ shard_manifest(
     snakemake.input.references,
     {name: list(paths) for name, paths in snakemake.output.items()},
     reference_types=snakemake.params.reference_types,
+    shared_speaker_ids=snakemake.params.shared_speaker_ids,
 )

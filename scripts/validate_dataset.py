@@ -14,7 +14,7 @@ from pathbench_flow.data.validation import DatasetError
 from pathbench_flow.stages.validate import failed_report_path, validate_dataset
 
 try:
-    validate_dataset(
+    dataset = validate_dataset(
         snakemake.params.directory,
         snakemake.output.manifest,
         snakemake.output.report,
@@ -27,3 +27,13 @@ except DatasetError as failure:
     kept = failed_report_path(snakemake.output.report)
     print(f"{failure}\nAll findings: {kept}", file=console, flush=True)
     raise
+# Warnings do not stop the run, but a user must see them where they look: the console.
+warnings = [f for f in dataset.findings if f.severity == "warning"]
+if warnings:
+    lines = "\n".join(f"  - {finding}" for finding in warnings)
+    print(
+        f"dataset {dataset.path} has {len(warnings)} warning(s):\n{lines}\n"
+        f"All findings: {snakemake.output.report}",
+        file=console,
+        flush=True,
+    )

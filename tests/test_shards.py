@@ -26,12 +26,13 @@ def test_shard_slices_and_their_audio(tmp_path):
     # One utterance a shard, in text order: "a dog ran" (spk1_u1, spk2_u1) before "the cat sat".
     validate_dataset(test, manifest, tmp_path / "v.json", n_shards=4)
     validate_dataset(control, reference, tmp_path / "rv.json", n_shards=1)
+    # The two builds' speaker ids collide: different people here (shared_speaker_ids below).
     outputs = {
         name: tmp_path / f"0.{name}.parquet" for name in ("rows", "related", "reference_related")
     }
     outputs["audio"] = tmp_path / "0.json"
     by_kind = {kind: [path] for kind, path in outputs.items()}
-    write_shards(manifest, [0], by_kind, reference, ("control", "all"))
+    write_shards(manifest, [0], by_kind, reference, ("control", "all"), "distinct")
 
     rows = read_parquet(outputs["rows"])
     assert list(rows["utt_id"]) == ["spk1_u1"] and set(rows["shard"]) == {0}
@@ -49,7 +50,7 @@ def test_shard_slices_and_their_audio(tmp_path):
     assert reference_shards(outputs["audio"], "control") == ([], [0])
     assert reference_shards(outputs["audio"], "all") == ([1], [0])
     first = outputs["audio"].read_bytes()
-    write_shards(manifest, [0], by_kind, reference, ("control", "all"))
+    write_shards(manifest, [0], by_kind, reference, ("control", "all"), "distinct")
     assert outputs["audio"].read_bytes() == first, "rewriting must give the same bytes"
     assert json.loads(first)["references"]["control"]["shards"] == []
 

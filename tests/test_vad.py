@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from pathbench_flow.trimming.vad import (
     EnergySettings,
     FATrimmer,
     TrimResult,
+    band_levels_db,
     ctc_forced_span,
     energy_speech_span,
 )
@@ -300,3 +302,20 @@ def test_backend_none_and_empty_audio(sentence_file, tmp_path):
 def test_no_speech_falls_back():
     record = FATrimmer(backend="energy").find_speech(np.zeros(SAMPLE_RATE), "", "fr")
     assert (record.status, record.trim_end_s) == ("failed_fallback", 1.0)
+
+
+def test_band_levels_of_a_long_recording_take_bounded_memory_and_the_same_bits():
+    """Ten minutes of audio: analysed in chunks, the levels are those of one piece (small
+    chunks against whole ones) and the analysis allocates a fraction of the 630 MB that
+    whole-recording arrays took (66 bytes per sample)."""
+    audio = np.random.default_rng(7).standard_normal(600 * SAMPLE_RATE) * 0.1
+    settings = EnergySettings()
+    tracemalloc.start()
+    levels = band_levels_db(audio, settings)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 120 * 2**20, f"{peak / 2**20:.0f} MB"
+    assert levels.shape == (59998, settings.n_bands)
+    short = audio[: 20 * SAMPLE_RATE]
+    whole = band_levels_db(short, settings, chunk_frames=1 << 20)
+    assert band_levels_db(short, settings, chunk_frames=64).tobytes() == whole.tobytes()

@@ -13,6 +13,7 @@ import pandas as pd
 
 from pathbench_flow.data.kaldi import Finding
 from pathbench_flow.data.validation import (
+    MAX_UTTERANCE_S,
     ON_ERROR,
     Utterance,
     apply_on_error,
@@ -35,13 +36,19 @@ class Dataset:
         check_audio: bool = True,
         verify_hashes: bool = False,
         on_error: str = "fail",
+        lossy_audio: str = "warn",
+        max_utterance_s: float = MAX_UTTERANCE_S,
     ) -> None:
         if on_error not in ON_ERROR:
             raise ValueError(f"on_error must be 'fail' or 'drop', not {on_error!r}")
         self.path = Path(path)
         self.on_error = on_error
         validated = validate_directory(
-            self.path, check_audio=check_audio, verify_hashes=verify_hashes
+            self.path,
+            check_audio=check_audio,
+            verify_hashes=verify_hashes,
+            lossy_audio=lossy_audio,
+            max_utterance_s=max_utterance_s,
         )
         self.findings = validated.findings
         self.utterances = validated.utterances

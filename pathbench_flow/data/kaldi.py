@@ -8,6 +8,8 @@ dataset in one pass when they see every problem at once.
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -166,13 +168,17 @@ def read_table(
     Blank lines are skipped: Kaldi tools tolerate a trailing empty line.
     """
     table = Table(path=path)
+    unusual = _UnusualText()
     for number, line in read_lines(path, findings):
         if not line.strip():
             continue
         parts = line.split(maxsplit=1) if rest_joined else line.split()
-        key, rest = parts[0], parts[1:]
+        unusual.note_separators(number, line.strip(), parts[0] if rest_joined else None)
+        key, rest = unusual.nfc(number, parts[0]), parts[1:]
         if rest_joined:
             rest = [rest[0].strip() if rest else ""]
+        else:
+            rest = [unusual.nfc(number, value) for value in rest]
         expected = 1 if rest_joined else n_fields
         if expected is not None and not expected <= len(rest) <= expected + optional_fields:
             findings.append(
@@ -199,4 +205,94 @@ def read_table(
             )
             continue
         table.entries[key] = Entry(key=key, fields=tuple(rest), line=number)
+    findings += unusual.findings(path)
     return table
+
+
+ASCII_SEPARATORS = " \t"
+"""What separates the fields of a Kaldi file for Kaldi's own tools."""
+_SEPARATOR = re.compile(r"\s+")
+UNUSUAL_EXAMPLES = 3
+
+
+def code_points(text: str) -> str:
+    """``text`` as its code points (``U+0065 U+0301``): what tells two look-alike ids apart."""
+    return " ".join(f"U+{ord(ch):04X}" for ch in text)
+
+
+def form_difference(value: str) -> str:
+    """The part of ``value`` that NFC changes, as code points before and after."""
+    normal = unicodedata.normalize("NFC", value)
+    start = 0
+    while start < min(len(value), len(normal)) and value[start] == normal[start]:
+        start += 1
+    end = 0
+    while end < min(len(value), len(normal)) - start and value[-1 - end] == normal[-1 - end]:
+        end += 1
+    before = code_points(value[start : len(value) - end])
+    return f"{before} -> {code_points(normal[start : len(normal) - end])}"
+
+
+class _UnusualText:
+    """What one file writes in an unusual but readable way: ids not in Unicode NFC, and
+    fields separated by whitespace other than spaces and tabs (a no-break space from a word
+    processor). Both are read (ids compared in NFC, any whitespace separating), and each kind
+    becomes one warning naming the lines and code points, so a user can see why two ids that
+    print alike are, or are not, the same."""
+
+    def __init__(self) -> None:
+        self.not_nfc: list[tuple[int, str]] = []
+        self.separators: dict[str, list[int]] = {}
+
+    def nfc(self, line: int, value: str) -> str:
+        normal = unicodedata.normalize("NFC", value)
+        if normal != value:
+            self.not_nfc.append((line, value))
+        return normal
+
+    def note_separators(self, line: int, stripped: str, key: str | None) -> None:
+        """Remember non-ASCII separators of ``stripped``; with ``key`` (free-text files) only
+        the one after the key separates fields."""
+        if key is not None:
+            after = stripped[len(key) :]
+            runs = [after[: len(after) - len(after.lstrip())]] if after else []
+        else:
+            runs = _SEPARATOR.findall(stripped)
+        for run in runs:
+            for ch in set(run) - set(ASCII_SEPARATORS):
+                self.separators.setdefault(ch, []).append(line)
+
+    def findings(self, path: Path) -> list[Finding]:
+        found = []
+        if self.not_nfc:
+            shown = "; ".join(
+                f"line {line} {value!r} ({form_difference(value)})"
+                for line, value in self.not_nfc[:UNUSUAL_EXAMPLES]
+            )
+            more = len(self.not_nfc) - UNUSUAL_EXAMPLES
+            found.append(
+                Finding(
+                    str(path),
+                    self.not_nfc[0][0],
+                    shown + (f" and {more} more" if more > 0 else ""),
+                    f"{len(self.not_nfc)} id(s) not in Unicode NFC: they are compared with the "
+                    "other files' ids in NFC and stored that way",
+                    "save the file in NFC (e.g. uconv -x any-nfc) so every tool sees one id",
+                    severity="warning",
+                )
+            )
+        for ch, lines in sorted(self.separators.items()):
+            name = unicodedata.name(ch, "unnamed")
+            found.append(
+                Finding(
+                    str(path),
+                    lines[0],
+                    f"U+{ord(ch):04X} {name}",
+                    f"fields separated by U+{ord(ch):04X} ({name}) on {len(lines)} line(s), "
+                    f"first line {lines[0]}: read as a separator, though Kaldi's tools separate "
+                    "fields only by spaces and tabs",
+                    "replace it by a space",
+                    severity="warning",
+                )
+            )
+        return found

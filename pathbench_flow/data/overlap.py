@@ -98,6 +98,54 @@ def reference_overlap(
     return findings
 
 
+def shared_speakers(
+    test_path: Path,
+    test: Iterable[Recording],
+    reference_path: Path,
+    reference: Iterable[Recording],
+    shared_speaker_ids: str,
+) -> list[Finding]:
+    """A warning naming the speaker ids found in both the test and the reference set, and
+    what :func:`~pathbench_flow.data.references.select_references` does with them.
+
+    Kaldi metadata means one id, one speaker, so by default (``same_speaker``) such a
+    speaker's reference-set recordings are no references for their own test utterances
+    (another take of the same sentence by the same voice scores as a near match); the
+    warning counts the recordings that leaves out. With ``distinct`` the ids are taken to
+    collide between two corpora, as the user's config says: no finding.
+    """
+    if shared_speaker_ids == "distinct":
+        return []
+    test_texts: dict[str, set[str]] = {}
+    for row in test:
+        test_texts.setdefault(row.speaker_id, set()).add(row.text_clean)
+    excluded: dict[str, int] = {}
+    for row in reference:
+        if row.speaker_id in test_texts:
+            same_text = row.text_clean in test_texts[row.speaker_id]
+            excluded[row.speaker_id] = excluded.get(row.speaker_id, 0) + same_text
+    if not excluded:
+        return []
+    speakers = sorted(excluded)
+    shown = ", ".join(f"{spk} ({excluded[spk]})" for spk in speakers[:OVERLAP_EXAMPLES])
+    rest = len(speakers) - OVERLAP_EXAMPLES
+    shared = (
+        f"{len(speakers)} speaker id(s) are in both test dataset {test_path} and reference "
+        f"dataset {reference_path}"
+    )
+    problem = (
+        f"{shared}: the same speaker, so their {sum(excluded.values())} reference "
+        "recording(s) of a text they also say in the test set (in brackets, per speaker) are "
+        "never references for their own utterances"
+    )
+    fix = (
+        "if the ids only collide (different people), set validation.shared_speaker_ids: "
+        "distinct, or rename the speakers of one set"
+    )
+    value = shown + (f" and {rest} more" if rest > 0 else "")
+    return [Finding(str(reference_path), 0, value, problem, fix, severity="warning")]
+
+
 def _examples(pairs: list[tuple[str, str]]) -> str:
     shown = ", ".join(f"{test} = {ref}" for test, ref in pairs[:OVERLAP_EXAMPLES])
     rest = len(pairs) - OVERLAP_EXAMPLES

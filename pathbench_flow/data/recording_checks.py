@@ -20,6 +20,9 @@ from pathbench_flow.data.recording_file import AudioDefect, AudioFacts, read_rec
 SEGMENT_TOLERANCE_S = 0.05
 SILENCE_PEAK = 1.0 / 32768.0
 """A file whose peak never exceeds one 16-bit step holds no signal at all."""
+LOSSY_AUDIO = ("warn", "error")
+"""What validation does with recordings stored with a lossy codec (``validation.lossy_audio``)."""
+LOSSY_EXAMPLES = 5
 CONSTANT_SPREAD = 1.0 / 32768.0
 """Audio whose standard deviation stays below one 16-bit step is a constant (DC), not speech."""
 
@@ -185,6 +188,49 @@ class RecordingChecks:
                 "(DC offset)",
                 "check the recording (a disconnected microphone or a broken conversion)",
                 (utt,),
+            )
+
+    def check_codecs(
+        self,
+        wav: Table,
+        spans: dict[str, Span | None],
+        audio: dict[str, AudioFacts],
+        lossy_audio: str,
+    ) -> None:
+        """Name the recordings stored with a lossy codec, one finding per codec.
+
+        A perceptual codec keeps what a listener hears and drops what spectral and cepstral
+        measures read (an MP3 of a WAV scores 9 % higher CPP), so such a recording's values
+        are the codec's as much as the speaker's. A warning by default, since some corpora
+        exist only as MP3; ``lossy_audio: error`` refuses them (``on_error: drop`` then drops
+        their utterances).
+        """
+        if lossy_audio not in LOSSY_AUDIO:
+            raise ValueError(f"lossy_audio must be one of {LOSSY_AUDIO}, not {lossy_audio!r}")
+        by_codec: dict[str, list[str]] = {}
+        for rec in sorted(audio, key=lambda rec: wav.entries[rec].line):
+            if audio[rec].codec:
+                by_codec.setdefault(audio[rec].codec, []).append(rec)
+        users = recording_users(spans)
+        for codec, recs in sorted(by_codec.items()):
+            files = [wav.entries[rec].fields[0] for rec in recs]
+            shown = ", ".join(files[:LOSSY_EXAMPLES])
+            more = len(files) - LOSSY_EXAMPLES
+            self.log.error(
+                wav,
+                wav.entries[recs[0]].line,
+                shown + (f" and {more} more" if more > 0 else ""),
+                f"{len(recs)} recording(s) stored with the lossy codec {codec}: the codec removed "
+                "part of the spectrum, which biases spectral and cepstral measures (CPP, CPPS, "
+                "P-ESTOI)",
+                "list the original (uncompressed) recordings"
+                + (
+                    ""
+                    if lossy_audio == "error"
+                    else ", or set validation.lossy_audio: error to refuse them"
+                ),
+                tuple(sorted(utt for rec in recs for utt in users.get(rec, ()))),
+                severity="error" if lossy_audio == "error" else "warning",
             )
 
     def check_sample_rates(

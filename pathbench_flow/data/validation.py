@@ -35,6 +35,12 @@ REQUIRED_FILES = ("wav.scp", "text", "utt2spk", "spk2score", "language")
 :meth:`_Validation._genders`)."""
 GENDERS = ("m", "f")
 ON_ERROR = ("fail", "drop")
+MAX_UTTERANCE_S = 600.0
+"""The longest utterance accepted by default (``validation.max_utterance_s``). Every measure
+is made for one word or sentence, and every job's declared memory
+(``RESOURCES``, workflow/rules/settings.smk) is measured for utterances up to this length
+(benchmarks/README.md, "Long recordings"); a whole session listed as one utterance is a
+different input, refused before it is scored as a sentence."""
 
 
 class DatasetError(Exception):
@@ -86,10 +92,17 @@ class Validated:
     recording_hashes: dict[str, str] = field(default_factory=dict)
 
 
-def validate_directory(path: Path, *, check_audio: bool, verify_hashes: bool) -> Validated:
+def validate_directory(
+    path: Path,
+    *,
+    check_audio: bool,
+    verify_hashes: bool,
+    lossy_audio: str = "warn",
+    max_utterance_s: float = MAX_UTTERANCE_S,
+) -> Validated:
     """Check every file of the dataset in ``path``; never raises for a defect of the data."""
-    validation = _Validation(path)
-    validation.load(check_audio=check_audio, verify_hashes=verify_hashes)
+    validation = _Validation(path, max_utterance_s)
+    validation.load(check_audio=check_audio, verify_hashes=verify_hashes, lossy_audio=lossy_audio)
     return validation.result
 
 
@@ -134,12 +147,13 @@ class _UtteranceFiles(NamedTuple):
 class _Validation:
     """The checks of one directory's files, collecting findings and the facts they read."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, max_utterance_s: float) -> None:
         self.path = path
+        self.max_utterance_s = max_utterance_s
         self.result = Validated()
         self.log = FindingLog(self.result.findings)
 
-    def load(self, *, check_audio: bool, verify_hashes: bool) -> None:
+    def load(self, *, check_audio: bool, verify_hashes: bool, lossy_audio: str) -> None:
         """Run every check; a missing required file stops here, as nothing else can be read."""
         missing = [name for name in REQUIRED_FILES if not is_present(self.path / name)]
         for name in missing:
@@ -172,6 +186,7 @@ class _Validation:
             wav, spans, check_audio, hashes if verify_hashes else None
         )
         recordings.check_sample_rates(wav, spans, audio)
+        recordings.check_codecs(wav, spans, audio, lossy_audio)
         self._check_speakers(utt2spk, spk2score, spk2gender)
         self._build(_UtteranceFiles(wav, text, utt2spk, utt2group), spans, audio)
 
@@ -421,6 +436,7 @@ class _Validation:
             duration = (facts.duration_s if end < 0 else end) - start
         else:
             duration = math.nan if end < 0 else end - start
+        self._check_length(utt, span, duration, wav)
         return Utterance(
             utt_id=utt,
             speaker_id=speaker,
@@ -438,4 +454,26 @@ class _Validation:
             sample_rate=facts.sample_rate if facts else 0,
             channels=facts.channels if facts else 0,
             audio_sha256=facts.sha256 if facts else "",
+        )
+
+    def _check_length(self, utt: str, span: Span, duration: float, wav: Table) -> None:
+        """Refuse an utterance longer than ``max_utterance_s``: a recording of a session
+        listed as one utterance would be scored as one sentence (P-ESTOI ``ok`` for two hours
+        against a six-word reference) and needs memory in proportion to its length."""
+        if not duration > self.max_utterance_s:
+            return
+        where = (
+            (self.path / "segments", span.line)
+            if span.line
+            else (wav, wav.entries[span.recording].line)
+        )
+        self.log.error(
+            *where,
+            utt,
+            f"utterance is {duration:.1f} s long, longer than validation.max_utterance_s "
+            f"({self.max_utterance_s:g} s): the measures are made for one word or sentence, "
+            "and the jobs' memory is declared for utterances up to that length",
+            "cut the recording into utterances with a segments file, or raise "
+            "validation.max_utterance_s (memory per length: benchmarks/README.md)",
+            (utt,),
         )

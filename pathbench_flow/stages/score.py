@@ -259,6 +259,7 @@ def score_reference(
     variant: str = RAW,
     trim_paths: Sequence[str | Path] = (),
     track_paths: Sequence[str | Path] = (),
+    shared_speaker_ids: str = "same_speaker",
 ) -> pd.DataFrame:
     """Score a shard in ``variant`` against references of ``reference_type`` (``control`` or
     ``all``).
@@ -293,7 +294,7 @@ def score_reference(
         progress(items_from_manifest(shard_rows), label),
         strict=True,
     ):
-        refs = tuple(select_references(test, own, reference, reference_type))
+        refs = tuple(select_references(test, own, reference, reference_type, shared_speaker_ids))
         score = contained(evaluator.evaluate, replace(item, reference_audios=refs))
         row = _row({"utt_id": item.utt_id, "speaker_id": item.speaker_id}, key, score)
         rows.append({**row, "reference_type": key.reference_type, "n_references": len(refs)})

@@ -34,6 +34,7 @@ def shard_manifest(
     references: Sequence[str | Path],
     outputs: Mapping[str, Sequence[str | Path]],
     reference_types: Iterable[str] = (),
+    shared_speaker_ids: str = "same_speaker",
 ) -> None:
     """Write the shard files of several datasets and their reference sets, at the paths the
     workflow gives.
@@ -54,7 +55,7 @@ def shard_manifest(
         shards, reference_shards = dataset["shards"], dataset["reference_shards"]
         reference = next(pending) if reference_shards else None
         files = {kind: take(kind, len(shards)) for kind in TEST_FILES}
-        write_shards(manifest, shards, files, reference, reference_types)
+        write_shards(manifest, shards, files, reference, reference_types, shared_speaker_ids)
         if reference is not None:
             files = {
                 kind: take(name, len(reference_shards)) for kind, name in REFERENCE_FILES.items()
@@ -75,6 +76,7 @@ def write_shards(
     outputs: Mapping[str, Sequence[str | Path]],
     reference_manifest_path: str | Path | None = None,
     reference_types: Iterable[str] = (),
+    shared_speaker_ids: str = "same_speaker",
 ) -> None:
     """Write the files of each of ``shards`` (:func:`write_shard`), reading the manifests once.
 
@@ -90,7 +92,7 @@ def write_shards(
     kinds = list(reference_types)
     for index, shard in enumerate(shards):
         paths = {kind: outputs[kind][index] for kind in outputs}
-        write_shard(full, reference, shard, paths, kinds)
+        write_shard(full, reference, shard, paths, kinds, shared_speaker_ids)
 
 
 def write_shard(
@@ -99,6 +101,7 @@ def write_shard(
     shard: int,
     outputs: Mapping[str, str | Path],
     reference_types: Sequence[str] = (),
+    shared_speaker_ids: str = "same_speaker",
 ) -> None:
     """Write what the jobs of shard ``shard`` of manifest ``full`` read, to ``outputs``.
 
@@ -133,7 +136,7 @@ def write_shard(
         chosen = {
             ref
             for test in rows.itertuples(index=False)
-            for ref in select_references(test, own, others, kind)
+            for ref in select_references(test, own, others, kind, shared_speaker_ids)
         }
         references[kind] = {
             "audio": sorted({ref[0] for ref in chosen}),

@@ -12,8 +12,8 @@ from typing import Any
 
 from pathbench_flow.data.dataset import Dataset
 from pathbench_flow.data.manifest import assign_shards, load_manifest
-from pathbench_flow.data.overlap import read_hashes, reference_overlap
-from pathbench_flow.data.validation import DatasetError
+from pathbench_flow.data.overlap import read_hashes, reference_overlap, shared_speakers
+from pathbench_flow.data.validation import MAX_UTTERANCE_S, DatasetError
 from pathbench_flow.io import write_json, write_parquet
 from pathbench_flow.schemas import MANIFEST_SCHEMA
 
@@ -35,6 +35,9 @@ def validate_dataset(
     check_audio: bool = True,
     verify_hashes: bool = False,
     on_error: str = "fail",
+    lossy_audio: str = "warn",
+    shared_speaker_ids: str = "same_speaker",
+    max_utterance_s: float = MAX_UTTERANCE_S,
     test_manifest: str | Path | None = None,
     test_directory: str | Path | None = None,
 ) -> Dataset:
@@ -49,15 +52,25 @@ def validate_dataset(
         "check_audio": check_audio,
         "verify_hashes": verify_hashes,
         "on_error": on_error,
+        "lossy_audio": lossy_audio,
+        "shared_speaker_ids": shared_speaker_ids,
+        "max_utterance_s": max_utterance_s,
         "n_shards": n_shards,
     }
     failed_path = failed_report_path(report_path)
     try:
         dataset = Dataset(
-            dataset_dir, check_audio=check_audio, verify_hashes=verify_hashes, on_error=on_error
+            dataset_dir,
+            check_audio=check_audio,
+            verify_hashes=verify_hashes,
+            on_error=on_error,
+            lossy_audio=lossy_audio,
+            max_utterance_s=max_utterance_s,
         )
         if test_manifest is not None and test_directory is not None:
-            _check_against_test_set(dataset, test_manifest, Path(test_directory))
+            _check_against_test_set(
+                dataset, test_manifest, Path(test_directory), shared_speaker_ids
+            )
     except DatasetError as failure:
         write_json(_report(dataset_dir, failure.findings, [], 0, settings, "failed"), failed_path)
         raise
@@ -72,16 +85,27 @@ def validate_dataset(
     return dataset
 
 
-def _check_against_test_set(reference: Dataset, test_manifest: str | Path, test_dir: Path) -> None:
-    """Add the findings of :func:`reference_overlap` to the reference dataset."""
+def _check_against_test_set(
+    reference: Dataset, test_manifest: str | Path, test_dir: Path, shared_speaker_ids: str
+) -> None:
+    """Add the findings of :func:`reference_overlap` and :func:`shared_speakers` to the
+    reference dataset."""
+    test = load_manifest(test_manifest)
     reference.add_findings(
         reference_overlap(
             test_dir,
-            load_manifest(test_manifest).itertuples(index=False),
+            test.itertuples(index=False),
             read_hashes(test_dir),
             reference.path,
             reference.utterances.values(),
             reference.recording_hashes,
+        )
+        + shared_speakers(
+            test_dir,
+            test.itertuples(index=False),
+            reference.path,
+            reference.utterances.values(),
+            shared_speaker_ids,
         )
     )
 

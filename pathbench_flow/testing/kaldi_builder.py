@@ -91,9 +91,13 @@ def build_tone_dataset(root: Path) -> Path:
 
 
 def references_of(
-    dataset: Dataset, utt_id: str, kind: str, reference: Dataset | None = None
+    dataset: Dataset,
+    utt_id: str,
+    kind: str,
+    reference: Dataset | None = None,
+    shared_speaker_ids: str = "same_speaker",
 ) -> list[ReferenceAudio]:
     """The references the scoring stage selects for ``utt_id`` of a validated dataset."""
     own = index_by_text(dataset.utterances.values())
     others = index_by_text(reference.utterances.values()) if reference is not None else {}
-    return select_references(dataset.utterances[utt_id], own, others, kind)
+    return select_references(dataset.utterances[utt_id], own, others, kind, shared_speaker_ids)

@@ -123,26 +123,42 @@ class EnergySettings:
     hangover_s: float = 0.2
 
 
+BAND_CHUNK_FRAMES = 4096
+"""Frames analysed at once by :func:`band_levels_db`: 41 s of audio, about 60 MB of windows and
+spectra. Whole-recording arrays took 66 bytes per sample, 7.6 GB for a two-hour recording. A
+power of two: numpy's FFT transforms rows in SIMD groups, and a lone row can differ in the last
+bit, so chunks must start where a group of the whole array would."""
+
+
 def band_levels_db(
-    audio: np.ndarray, settings: EnergySettings, sample_rate: int = SAMPLE_RATE
+    audio: np.ndarray,
+    settings: EnergySettings,
+    sample_rate: int = SAMPLE_RATE,
+    chunk_frames: int = BAND_CHUNK_FRAMES,
 ) -> np.ndarray:
-    """Level in dB of every full frame (rows) in log-spaced bands (columns), Hann-windowed."""
+    """Level in dB of every full frame (rows) in log-spaced bands (columns), Hann-windowed.
+
+    Frames are analysed ``chunk_frames`` at a time, so memory stays bounded however long the
+    recording; with chunks of a power of two (:data:`BAND_CHUNK_FRAMES`) the levels are the
+    same bits as in one piece."""
     frame = int(round(settings.frame_s * sample_rate))
     hop = int(round(settings.hop_s * sample_rate))
     if len(audio) < frame:
         return np.empty((0, settings.n_bands))
-    frames = np.lib.stride_tricks.sliding_window_view(audio, frame)[::hop] * np.hanning(frame)
+    windows = np.lib.stride_tricks.sliding_window_view(audio, frame)[::hop]
+    window = np.hanning(frame)
     n_fft = 1 << (frame - 1).bit_length()
-    power = np.abs(np.fft.rfft(frames, n_fft, axis=1)) ** 2
     freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
     high = min(settings.high_hz, sample_rate / 2)
     edges = np.geomspace(settings.low_hz, high, settings.n_bands + 1)
     edges[-1] = np.nextafter(high, np.inf)  # keep the Nyquist bin in the top band
-    bands = [
-        power[:, (freqs >= lo) & (freqs < hi)].sum(axis=1)
-        for lo, hi in zip(edges[:-1], edges[1:], strict=True)
-    ]
-    return 10.0 * np.log10(np.stack(bands, axis=1) + 1e-20)
+    masks = [(freqs >= lo) & (freqs < hi) for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
+    levels = np.empty((windows.shape[0], settings.n_bands))
+    for start in range(0, windows.shape[0], chunk_frames):
+        stop = start + chunk_frames
+        power = np.abs(np.fft.rfft(windows[start:stop] * window, n_fft, axis=1)) ** 2
+        levels[start:stop] = np.stack([power[:, mask].sum(axis=1) for mask in masks], axis=1)
+    return 10.0 * np.log10(levels + 1e-20)
 
 
 def energy_speech_span(

@@ -81,6 +81,7 @@ rule score_reference:
         ),
     params:
         options=lambda wc: evaluator_options(wc.evaluator),
+        shared_speaker_ids=config["validation"]["shared_speaker_ids"],
         version=VERSION,
     script:
         "../../scripts/score_reference.py"

@@ -7,6 +7,7 @@ from snakemake.utils import validate
 
 from pathbench_flow import __version__
 from pathbench_flow.config_schema import check_schema, rooted_datasets
+from pathbench_flow.memory import declared_memory
 from pathbench_flow.neural.models import DEVICE_VARIABLE, gpus_requested
 
 # Every schema problem at once, one line each with its config file and line (config_schema.py);
@@ -68,6 +69,26 @@ RESOURCES = {
     # Downloading and compiling espeak-ng (a few minutes on one core).
     "build_espeak": {"mem_mb": 1000, "runtime": 30},
 }
+
+# The table above covers utterances up to validation's default limit of 10 minutes
+# (benchmarks/long_recordings.py: every job within it, most by half). A config accepting longer
+# utterances (validation.max_utterance_s) declares per further minute: the growth measured from
+# 10 minutes to 2 hours where known (validate_dataset, fa_trim), else the 10-minute peak / 10,
+# an upper bound of linear growth (benchmarks/README.md, "Long recordings"). The model tracks
+# and the open-set features were not measured on long recordings.
+MEMORY_PER_MINUTE = {
+    "validate_dataset": 10,
+    "fa_trim": 9,
+    "compute_track": 82,
+    "score_utterances": 48,
+    "score_reference": 85,
+    "score_speakers": 87,
+}
+RESOURCES.update(
+    declared_memory(
+        RESOURCES, MEMORY_PER_MINUTE, config["validation"]["max_utterance_s"]
+    )
+)
 
 
 def gpu_request(runs_model):

@@ -34,6 +34,7 @@ checkpoint shard_manifest:
     params:
         datasets=[shard_numbers(dataset) for dataset in DATASETS],
         reference_types=REFERENCE_TYPES if REFERENCE_EVALUATORS else [],
+        shared_speaker_ids=config["validation"]["shared_speaker_ids"],
         version=VERSION,
     script:
         "../../scripts/shard_manifest.py"
