@@ -71,6 +71,18 @@ option for it."""
 SAFETENSORS_MAX_HEADER = 100_000_000
 """The safetensors format's limit on its JSON header (bytes): a longer one is no such file."""
 FEATURE_EXTRACTOR_FILE = "preprocessor_config.json"
+"""Where ``save_pretrained`` of transformers 4 (and a feature extractor saved on its own in 5)
+writes the feature extractor."""
+PROCESSOR_FILE = "processor_config.json"
+"""Where transformers 5 writes a processor's ``save_pretrained``: the feature extractor is the
+object under :data:`PROCESSOR_FEATURE_EXTRACTOR_KEY`, and there is no
+:data:`FEATURE_EXTRACTOR_FILE`. ``AutoFeatureExtractor`` reads either layout."""
+PROCESSOR_FEATURE_EXTRACTOR_KEY = "feature_extractor"
+MODEL_DIRECTORY_FIX = (
+    "a model directory is what `save_pretrained` of the model and of its processor (or of its "
+    "tokenizer and feature extractor) writes"
+)
+"""How to make a directory the check accepts, in every transformers version."""
 VOCABULARY_FILE = "vocab.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 
@@ -181,7 +193,7 @@ def check(model: str, option: str, *, ctc: bool = True) -> Path:
     if not problems:
         return directory
     if Path(model).expanduser().is_dir():
-        where, fix = str(directory), "a model directory is what `save_pretrained` writes"
+        where, fix = str(directory), MODEL_DIRECTORY_FIX
     else:
         where, fix = f"{model!r} ({directory})", f"fetch it again: `hf download {model}`"
     raise ModelUnavailable(
@@ -206,12 +218,37 @@ def model_problems(directory: Path, *, ctc: bool) -> list[str]:
         problems += _config_problems(config, ctc)
     problems += _weights_problems(directory)
     if ctc:
-        _json_object(directory / FEATURE_EXTRACTOR_FILE, problems)
+        problems += _feature_extractor_problems(directory)
         vocabulary = _json_object(directory / VOCABULARY_FILE, problems)
         if vocabulary is not None and not vocabulary:
             problems.append(f"{VOCABULARY_FILE} is empty")
         if (directory / TOKENIZER_CONFIG_FILE).exists():
             _json_object(directory / TOKENIZER_CONFIG_FILE, problems)
+    return problems
+
+
+def _feature_extractor_problems(directory: Path) -> list[str]:
+    """The feature extractor in either layout ``save_pretrained`` writes: its own
+    :data:`FEATURE_EXTRACTOR_FILE` (transformers 4, or an extractor saved alone), else nested
+    in a processor's :data:`PROCESSOR_FILE` (transformers 5), the order in which transformers
+    looks for it."""
+    problems: list[str] = []
+    if (directory / FEATURE_EXTRACTOR_FILE).is_file():
+        _json_object(directory / FEATURE_EXTRACTOR_FILE, problems)
+        return problems
+    if not (directory / PROCESSOR_FILE).is_file():
+        return [
+            f"no feature extractor (neither {FEATURE_EXTRACTOR_FILE} nor {PROCESSOR_FILE}, "
+            "which transformers 5 writes for a processor)"
+        ]
+    processor = _json_object(directory / PROCESSOR_FILE, problems)
+    if processor is not None and not isinstance(
+        processor.get(PROCESSOR_FEATURE_EXTRACTOR_KEY), dict
+    ):
+        problems.append(
+            f"{PROCESSOR_FILE} holds no {PROCESSOR_FEATURE_EXTRACTOR_KEY!r} object and there "
+            f"is no {FEATURE_EXTRACTOR_FILE}"
+        )
     return problems
 
 
