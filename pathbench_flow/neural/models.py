@@ -87,6 +87,23 @@ VOCABULARY_FILE = "vocab.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 
 
+PLANNED_FETCHES: dict[str, str | None] = {}
+"""Path → identity of each model directory (identity None: an LM file) the workflow's fetch
+rules will create (config ``fetch``; :mod:`pathbench_flow.fetching.plan`). Until it exists,
+the checks below leave it to the fetch, which verifies every file."""
+
+
+def plan_fetched(path: str | Path, identity: str | None) -> None:
+    """Register ``path`` as made by a fetch rule of this run (see :data:`PLANNED_FETCHES`)."""
+    PLANNED_FETCHES[str(Path(path).expanduser().resolve())] = identity
+
+
+def awaiting_fetch(path: str | Path) -> bool:
+    """Whether ``path`` does not exist yet because a fetch rule of this run will make it."""
+    target = Path(path).expanduser()
+    return not target.exists() and str(target.resolve()) in PLANNED_FETCHES
+
+
 class ModelUnavailable(ValueError):
     """A configured model (or the packages to run it) is not on this machine."""
 
@@ -143,7 +160,7 @@ def resolve(model: str, option: str) -> Path:
         ModelUnavailable: naming ``option`` (``evaluator_options.artp.model``) and the fix.
     """
     path = Path(model).expanduser()
-    if path.is_dir():
+    if path.is_dir() or awaiting_fetch(path):
         return path.resolve()
     if path.exists():
         raise ModelUnavailable(f"{option}: {model!r} is a file; give the model's directory")
@@ -189,6 +206,8 @@ def check(model: str, option: str, *, ctc: bool = True) -> Path:
     """
     require_packages(option)
     directory = resolve(model, option)
+    if awaiting_fetch(directory):
+        return directory
     problems = model_problems(directory, ctc=ctc)
     if not problems:
         return directory

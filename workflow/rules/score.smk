@@ -1,5 +1,6 @@
 rule score_utterances:
     input:
+        fetched=FETCHED,  # the models and LMs of fetch.smk, when fetching is on
         manifest=shard_rows,
         trims=utterance_trims,
         audio=declared_audio(shard_audio_files),
@@ -59,6 +60,7 @@ rule score_speakers:
 # a set, so it reads set tracks (tracks.smk).
 rule score_reference:
     input:
+        fetched=FETCHED,  # the models and LMs of fetch.smk, when fetching is on
         manifest=reference_job_rows,
         reference="results/{dataset}/shards/{shard}.reference_related.parquet",
         trims=reference_trims,

@@ -1,0 +1,36 @@
+"""The fetch rules' stages: one pinned checkpoint or LM of the lock, downloaded and verified.
+
+They run as local rules on the host that runs Snakemake (the one with internet); the offline
+switch every job inherits (:data:`pathbench_flow.fetching.OFFLINE_VARIABLES`) is lifted here
+only, before huggingface_hub is imported, since it reads the switch at import.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pathbench_flow import fetching
+
+
+def _online() -> None:
+    for name in fetching.OFFLINE_VARIABLES:
+        os.environ.pop(name, None)
+
+
+def fetch_model(hub_id: str, record: str | Path) -> None:
+    """Checkpoint ``hub_id`` of the lock into the directory of ``record`` (its record)."""
+    _online()
+    entry = fetching.model_entry(hub_id)
+    if entry is None:
+        raise ValueError(f"{hub_id!r} is no checkpoint of {fetching.LOCK_FILE}")
+    fetching.fetch_model(entry, Path(record).parent)
+
+
+def fetch_lm(file: str, record: str | Path) -> None:
+    """LM ``file`` of the lock beside its ``record``."""
+    entry = next((lm for lm in fetching.lock()["lms"] if lm["file"] == file), None)
+    if entry is None:
+        raise ValueError(f"{file!r} is no LM of {fetching.LOCK_FILE}")
+    path = Path(record)
+    fetching.fetch_lm(entry, path.with_name(path.name.removesuffix(fetching.LM_RECORD_SUFFIX)))
