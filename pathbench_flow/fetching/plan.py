@@ -4,8 +4,9 @@ With ``fetch.enabled``, every model option naming a checkpoint of the lock (the 
 are PathBench's, all in the lock) is replaced by its fetched directory, and an evaluator that
 decodes with an n-gram LM and has no ``lm`` gets PathBench's LM for each of its ASR languages.
 The evaluators then see local paths, as with fetching off; the fetch rules make them exist, and
-until they do, the model checks wait for the fetch (:func:`pathbench_flow.neural.models.plan_fetched`)
-while the track plan uses the identity the lock gives (:func:`fetched_identity`).
+until they do, the model checks leave them to the fetch
+(:func:`pathbench_flow.neural.models.plan_fetched`) while the track plan uses the identity
+the lock gives (:func:`pathbench_flow.fetching.fetched_identity`).
 """
 
 from __future__ import annotations

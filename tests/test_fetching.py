@@ -1,0 +1,170 @@
+"""Fetching pinned models and LMs with huggingface_hub's real download code, offline: a local
+stand-in for the hub and for Zenodo on 127.0.0.1 (pathbench_flow/testing/hub_standin.py)
+serves tiny models built with save_pretrained."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pathbench_flow import fetching
+from pathbench_flow.testing.hub_standin import HubStandIn, Repo
+from pathbench_flow.testing.tiny_models import write_arpa
+
+COMMIT = "1" * 40
+
+
+@pytest.fixture(scope="module")
+def char_model(tmp_path_factory) -> Path:
+    pytest.importorskip("torch", reason="model-based measures need the neural extra (torch)")
+    from pathbench_flow.testing.tiny_models import build_char_model
+
+    return build_char_model(tmp_path_factory.mktemp("model") / "char")
+
+
+@pytest.fixture
+def hub(char_model, tmp_path, monkeypatch):
+    lm = write_arpa(tmp_path / "served.arpa", ["hello", "world"])
+    standin = HubStandIn(repos={"tiny/char": Repo(COMMIT, char_model)}, files={"lm.arpa": lm})
+    standin.start()
+    monkeypatch.setenv("HF_ENDPOINT", standin.endpoint)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    yield standin
+    standin.stop()
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def entry(model: Path, sha256: str | None) -> dict:
+    return {
+        "id": "tiny/char",
+        "kind": "ctc",
+        "revision": COMMIT,
+        "weights": "model.safetensors",
+        "sha256": sha256,
+    }
+
+
+def test_the_lock_pins_every_pathbench_checkpoint_at_a_full_commit():
+    lock = fetching.lock()
+    assert len(lock["models"]) == 7
+    for model in lock["models"]:
+        assert len(model["revision"]) == 40 and int(model["revision"], 16) >= 0
+        assert (model["sha256"] is None) == (model["pinned"] == fetching.FIRST_USE)
+    languages = {lm["language"] for lm in lock["lms"] if lm["default"]}
+    assert languages == {"en", "nl", "es", "it", "cmn"}
+
+
+def test_a_pinned_model_is_fetched_at_its_commit_and_a_second_fetch_asks_nothing(
+    hub, char_model, tmp_path
+):
+    pinned = entry(char_model, digest(char_model / "model.safetensors"))
+    target = tmp_path / "fetched"
+    record = fetching.fetch_model(pinned, target)
+    assert record["files"]["model.safetensors"] == pinned["sha256"]
+    assert all(f"/resolve/{COMMIT}/" in path for _, path, _ in hub.requests)
+    from pathbench_flow.neural import models
+
+    assert models.model_problems(target, ctc=True) == []
+    asked = len(hub.requests)
+    assert fetching.fetch_model(pinned, target) == record
+    assert len(hub.requests) == asked
+
+
+def test_a_corrupted_download_is_refused_naming_both_digests(hub, char_model, tmp_path):
+    wrong = "0" * 64
+    with pytest.raises(fetching.DigestMismatch) as caught:
+        fetching.fetch_model(entry(char_model, wrong), tmp_path / "fetched")
+    actual = digest(char_model / "model.safetensors")
+    message = str(caught.value)
+    assert "model.safetensors" in message and wrong in message and actual in message
+    assert not (tmp_path / "fetched" / fetching.RECORD_FILE).exists()
+    assert not (tmp_path / "fetched" / "model.safetensors").exists()
+
+
+def test_a_first_use_model_is_recorded_and_a_changed_file_is_refused_later(
+    hub, char_model, tmp_path
+):
+    target = tmp_path / "fetched"
+    record = fetching.fetch_model(entry(char_model, None), target)
+    recorded = record["files"]["model.safetensors"]
+    assert recorded == digest(char_model / "model.safetensors")
+    weights = target / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-1] + b"\0")
+    with pytest.raises(fetching.DigestMismatch, match=recorded):
+        fetching.fetch_model(entry(char_model, None), target)
+
+
+def test_an_interrupted_lm_download_resumes_with_a_range_request(hub, tmp_path):
+    served = hub.files["lm.arpa"]
+    data = served.read_bytes()
+    target = tmp_path / "lms" / "lm.arpa"
+    target.parent.mkdir()
+    (target.parent / "lm.arpa.part").write_bytes(data[:100])
+    lm = {"file": "lm.arpa", "url": f"{hub.endpoint}/files/lm.arpa", "sha256": digest(served)}
+    record = fetching.fetch_lm(lm, target)
+    assert target.read_bytes() == data and record["sha256"] == lm["sha256"]
+    assert hub.requests == [("GET", "/files/lm.arpa", "bytes=100-")]
+    fetching.fetch_lm(lm, target)
+    assert len(hub.requests) == 1
+
+
+def test_an_interrupted_model_download_is_taken_up_again(char_model, tmp_path, monkeypatch):
+    """The stand-in drops the connection partway through the weights; huggingface_hub's own
+    retry fetches the rest, and the digest is the pinned one."""
+    standin = HubStandIn(
+        repos={"tiny/char": Repo(COMMIT, char_model)}, cut={"model.safetensors": 5000}
+    ).start()
+    monkeypatch.setenv("HF_ENDPOINT", standin.endpoint)
+    try:
+        pinned = entry(char_model, digest(char_model / "model.safetensors"))
+        fetching.fetch_model(pinned, tmp_path / "fetched")
+    finally:
+        standin.stop()
+    weights_gets = [r for r in standin.requests if r[0] == "GET" and "safetensors" in r[1]]
+    assert len(weights_gets) == 2
+
+
+def test_a_job_that_would_download_fails_instead(hub, tmp_path):
+    """Every job runs with OFFLINE_VARIABLES (settings.smk): huggingface_hub then refuses
+    to download, though the stand-in serves the model."""
+    code = (
+        "from huggingface_hub import hf_hub_download\n"
+        f"hf_hub_download('tiny/char', 'config.json', revision={COMMIT!r}, "
+        f"local_dir={str(tmp_path / 'job')!r})\n"
+    )
+    environment = os.environ | fetching.OFFLINE_VARIABLES
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=environment, capture_output=True, text=True
+    )
+    assert done.returncode != 0 and "LocalEntryNotFoundError" in done.stderr
+    assert not hub.requests
+    assert not (tmp_path / "job" / "config.json").exists()
+
+
+def test_fetching_rewrites_model_options_to_fetched_paths_and_plans_pathbench_lms(tmp_path):
+    config = {
+        "fetch": {"enabled": True, "directory": str(tmp_path / "fetched")},
+        "evaluators": ["artp", "artp_double_asr", "nad"],
+        "evaluator_options": {"nad": {"features": "mfcc"}},
+    }
+    from pathbench_flow.fetching.plan import plan_fetches
+
+    plan = plan_fetches(config)
+    # the phone model and the five ASR models; NAD on MFCCs runs no model
+    assert len(plan.models) == 6 and "facebook/wav2vec2-large" not in plan.models
+    assert len(plan.lms) == 5
+    options = config["evaluator_options"]["artp_double_asr"]
+    assert options["model"] == str(
+        fetching.model_directory(tmp_path / "fetched", "facebook/wav2vec2-xlsr-53-espeak-cv-ft")
+    )
+    assert options["lm"]["es"].endswith("lms/wiki_es_token.arpa.bin")
+    assert options["lm"]["en"].endswith("lms/wiki_en_token.arpa")
+    assert len(plan.targets()) == 11
