@@ -16,6 +16,8 @@ rule fetch_model:
     log:
         "logs/fetch/models/{repo}.log",
     localrule: True
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         **RESOURCES["fetch_model"],
@@ -32,6 +34,8 @@ rule fetch_lm:
     log:
         "logs/fetch/lms/{file}.log",
     localrule: True
+    conda:
+        "../envs/pathbench.yaml"
     threads: 1
     resources:
         **RESOURCES["fetch_lm"],
