@@ -154,8 +154,10 @@ def test_fetching_rewrites_model_options_to_fetched_paths_and_plans_pathbench_lm
         "fetch": {"enabled": True, "directory": str(tmp_path / "fetched")},
         "evaluators": ["artp", "artp_double_asr", "nad"],
         "evaluator_options": {"nad": {"features": "mfcc"}},
+        "fa_trim": {"backend": "auto"},
+        "datasets": {"mine": {"trim_backend": "wav2vec2"}},
     }
-    from pathbench_flow.fetching.plan import plan_fetches
+    from pathbench_flow.fetching.plan import TRIMMING, plan_fetches
 
     plan = plan_fetches(config)
     # the phone model and the five ASR models; NAD on MFCCs runs no model
@@ -168,3 +170,12 @@ def test_fetching_rewrites_model_options_to_fetched_paths_and_plans_pathbench_lm
     assert options["lm"]["es"].endswith("lms/wiki_es_token.arpa.bin")
     assert options["lm"]["en"].endswith("lms/wiki_en_token.arpa")
     assert len(plan.targets()) == 11
+    # each job waits for what it reads: artp for the phone model only, the trimming backend
+    # (wav2vec2 for one dataset) for the same phone model, artp_double_asr for all eleven
+    phone = str(Path(options["model"]) / fetching.RECORD_FILE)
+    assert plan.of_reader("artp") == plan.of_reader(TRIMMING) == [phone]
+    assert config["fa_trim"]["wav2vec2_model_dir"] == options["model"]
+    assert plan.of_reader("artp_double_asr") == sorted(plan.targets())
+    assert plan.of_reader("nad") == []
+    assert plan.of_model(Path(options["model"]).resolve()) == [phone]
+    assert plan.of_model(str(tmp_path)) == plan.of_model(None) == []

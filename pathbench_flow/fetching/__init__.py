@@ -1,6 +1,7 @@
 """Fetching PathBench's models and n-gram LMs once, pinned and verified (config ``fetch``).
 
-The lock shipped with the package (:data:`LOCK_FILE`) names, per checkpoint, its hub id, a
+The lock shipped with the package (:data:`LOCK_FILE`; config ``fetch.lock`` names another, a
+test's or a mirror's) names, per checkpoint, its hub id, a
 full commit of its repository and the SHA-256 of the weights file fetched (the LFS object id
 the hub publishes), and per LM its URL, file name and SHA-256. An entry whose digest no public
 record gives is ``"pinned": "first-use"``: the first fetch records what it got in
@@ -57,19 +58,24 @@ class DigestMismatch(RuntimeError):
 
 
 @cache
-def lock() -> dict[str, Any]:
-    """The shipped lock of PathBench's model set."""
-    return json.loads(LOCK_FILE.read_text(encoding="utf-8"))
+def lock(path: str | Path = LOCK_FILE) -> dict[str, Any]:
+    """The lock in ``path``: by default the shipped one of PathBench's model set."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def model_entry(hub_id: str) -> dict[str, Any] | None:
+def model_entry(hub_id: str, lock_file: str | Path = LOCK_FILE) -> dict[str, Any] | None:
     """The lock's entry of checkpoint ``hub_id``, or None if the lock does not name it."""
-    return next((m for m in lock()["models"] if m["id"] == hub_id), None)
+    return next((m for m in lock(lock_file)["models"] if m["id"] == hub_id), None)
 
 
-def default_lms() -> dict[str, dict[str, Any]]:
+def lm_entry(file: str, lock_file: str | Path = LOCK_FILE) -> dict[str, Any] | None:
+    """The lock's entry of LM ``file``, or None if the lock does not name it."""
+    return next((lm for lm in lock(lock_file)["lms"] if lm["file"] == file), None)
+
+
+def default_lms(lock_file: str | Path = LOCK_FILE) -> dict[str, dict[str, Any]]:
     """Language → the lock's entry of the LM PathBench reads for it."""
-    return {lm["language"]: lm for lm in lock()["lms"] if lm["default"]}
+    return {lm["language"]: lm for lm in lock(lock_file)["lms"] if lm["default"]}
 
 
 def model_directory(root: str | Path, hub_id: str) -> Path:

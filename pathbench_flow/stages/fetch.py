@@ -18,19 +18,21 @@ def _online() -> None:
         os.environ.pop(name, None)
 
 
-def fetch_model(hub_id: str, record: str | Path) -> None:
+def fetch_model(
+    hub_id: str, record: str | Path, lock_file: str | Path = fetching.LOCK_FILE
+) -> None:
     """Checkpoint ``hub_id`` of the lock into the directory of ``record`` (its record)."""
     _online()
-    entry = fetching.model_entry(hub_id)
+    entry = fetching.model_entry(hub_id, lock_file)
     if entry is None:
-        raise ValueError(f"{hub_id!r} is no checkpoint of {fetching.LOCK_FILE}")
+        raise ValueError(f"{hub_id!r} is no checkpoint of {lock_file}")
     fetching.fetch_model(entry, Path(record).parent)
 
 
-def fetch_lm(file: str, record: str | Path) -> None:
+def fetch_lm(file: str, record: str | Path, lock_file: str | Path = fetching.LOCK_FILE) -> None:
     """LM ``file`` of the lock beside its ``record``."""
-    entry = next((lm for lm in fetching.lock()["lms"] if lm["file"] == file), None)
+    entry = fetching.lm_entry(file, lock_file)
     if entry is None:
-        raise ValueError(f"{file!r} is no LM of {fetching.LOCK_FILE}")
+        raise ValueError(f"{file!r} is no LM of {lock_file}")
     path = Path(record)
     fetching.fetch_lm(entry, path.with_name(path.name.removesuffix(fetching.LM_RECORD_SUFFIX)))

@@ -1,13 +1,32 @@
 # Fetching (config `fetch`): each model and n-gram LM the configured evaluators use, pinned by
 # the package's lock and verified, downloaded once by local rules (on a cluster, the submit host,
 # which has internet). The model options are rewritten to the fetched paths here, before
-# common.smk checks them; model jobs take FETCHED as input, so they run after the fetch.
+# common.smk checks them; each job that runs a model or reads an LM takes the records of its
+# own fetches as input (fetched_by_reader, fetched_by_track), so it runs after those only.
 from pathbench_flow.fetching import RECORD_FILE, LM_RECORD_SUFFIX
-from pathbench_flow.fetching.plan import FetchPlan, plan_fetches
+from pathbench_flow.fetching.plan import TRIMMING, FetchPlan, lock_file, plan_fetches
 
 FETCH_DIRECTORY = config["fetch"]["directory"]
+FETCH_LOCK = str(lock_file(config))
 FETCH_PLAN = plan_fetches(config) if config["fetch"]["enabled"] else FetchPlan()
-FETCHED = FETCH_PLAN.targets()
+
+
+def fetched_by_reader(wildcards):
+    """The fetch records the jobs of an evaluator read (its models and LMs)."""
+    return FETCH_PLAN.of_reader(wildcards.evaluator)
+
+
+def fetched_by_track(wildcards):
+    """The fetch record of a model track's model (none for a track that runs no model)."""
+    return FETCH_PLAN.of_model(
+        dict(planned_track(wildcards.track).track.arguments).get("model_dir")
+    )
+
+
+def fetched_by_trim(wildcards):
+    """The fetch record of the wav2vec2 trimming backend's model, for a dataset trimmed by it."""
+    wav2vec2 = trim_settings(wildcards.dataset).get("backend") == "wav2vec2"
+    return FETCH_PLAN.of_reader(TRIMMING) if wav2vec2 else []
 
 
 rule fetch_model:
@@ -23,6 +42,7 @@ rule fetch_model:
         **RESOURCES["fetch_model"],
     params:
         hub_id=lambda wc: wc.repo.replace("--", "/", 1),
+        lock=FETCH_LOCK,
         version=VERSION,
     script:
         "../../scripts/fetch_model.py"
@@ -40,6 +60,7 @@ rule fetch_lm:
     resources:
         **RESOURCES["fetch_lm"],
     params:
+        lock=FETCH_LOCK,
         version=VERSION,
     script:
         "../../scripts/fetch_lm.py"
