@@ -8,6 +8,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -116,20 +117,95 @@ def test_an_interrupted_lm_download_resumes_with_a_range_request(hub, tmp_path):
     assert len(hub.requests) == 1
 
 
-def test_an_interrupted_model_download_is_taken_up_again(char_model, tmp_path, monkeypatch):
-    """The stand-in drops the connection partway through the weights; huggingface_hub's own
-    retry fetches the rest, and the digest is the pinned one."""
+@pytest.fixture(scope="module")
+def larger_model(tmp_path_factory) -> Path:
+    """A character model whose weights (about 35 MB) span several of huggingface_hub's
+    download chunks (``DOWNLOAD_CHUNK_SIZE``, 10 MB): it writes a chunk only once it is whole,
+    so only a download cut after a whole chunk has anything to resume from."""
+    pytest.importorskip("torch", reason="model-based measures need the neural extra (torch)")
+    from pathbench_flow.testing.tiny_models import TINY, build_char_model
+
+    sizes = TINY | {"hidden_size": 256, "intermediate_size": 1024}
+    return build_char_model(tmp_path_factory.mktemp("model") / "larger", **sizes)
+
+
+def _weights_gets(standin: HubStandIn) -> list[str | None]:
+    """The Range header of each GET of the weights."""
+    return [r for m, path, r in standin.requests if m == "GET" and path.endswith(".safetensors")]
+
+
+def test_an_interrupted_model_download_resumes_with_a_range_request(
+    larger_model, tmp_path, monkeypatch
+):
+    """The stand-in drops the connection after a chunk and a half of the weights;
+    huggingface_hub's own retry asks for the rest only, and the digest is the pinned one."""
+    from huggingface_hub.constants import DOWNLOAD_CHUNK_SIZE
+
+    weights = larger_model / "model.safetensors"
+    assert weights.stat().st_size > 3 * DOWNLOAD_CHUNK_SIZE
+    cut = DOWNLOAD_CHUNK_SIZE * 3 // 2
     standin = HubStandIn(
-        repos={"tiny/char": Repo(COMMIT, char_model)}, cut={"model.safetensors": 5000}
+        repos={"tiny/char": Repo(COMMIT, larger_model)}, cut={"model.safetensors": cut}
     ).start()
     monkeypatch.setenv("HF_ENDPOINT", standin.endpoint)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     try:
-        pinned = entry(char_model, digest(char_model / "model.safetensors"))
-        fetching.fetch_model(pinned, tmp_path / "fetched")
+        pinned = entry(larger_model, digest(weights))
+        record = fetching.fetch_model(pinned, tmp_path / "fetched")
     finally:
         standin.stop()
-    weights_gets = [r for r in standin.requests if r[0] == "GET" and "safetensors" in r[1]]
-    assert len(weights_gets) == 2
+    assert _weights_gets(standin) == [None, f"bytes={DOWNLOAD_CHUNK_SIZE}-"]
+    assert record["files"]["model.safetensors"] == pinned["sha256"]
+
+
+def test_a_fetch_killed_midway_is_fetched_whole_again_and_its_partial_file_removed(
+    larger_model, tmp_path, monkeypatch
+):
+    """huggingface_hub (2.4, since its PR 4228) downloads into a file unique to its process
+    and never resumes another process's: after a killed fetch, the next one fetches
+    the whole file, and removes the partial file the killed one left, which nothing would
+    ever read (a checkpoint's is up to 1.3 GB)."""
+    from huggingface_hub.constants import DOWNLOAD_CHUNK_SIZE
+
+    weights = larger_model / "model.safetensors"
+    standin = HubStandIn(
+        repos={"tiny/char": Repo(COMMIT, larger_model)},
+        stall={"model.safetensors": 2 * DOWNLOAD_CHUNK_SIZE - 1},  # one whole chunk arrives
+    ).start()
+    monkeypatch.setenv("HF_ENDPOINT", standin.endpoint)
+    monkeypatch.setenv("HF_HUB_DOWNLOAD_TIMEOUT", "120")  # no retry during the stall
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    pinned = entry(larger_model, digest(weights))
+    target = tmp_path / "fetched"
+    code = (
+        "from pathlib import Path\nfrom pathbench_flow import fetching\n"
+        f"fetching.fetch_model({pinned!r}, Path({str(target)!r}))\n"
+    )
+    try:
+        first = subprocess.Popen([sys.executable, "-c", code], env=os.environ.copy())
+        assert _stable_incomplete_size(target, first) == DOWNLOAD_CHUNK_SIZE
+        first.kill()
+        first.wait()
+        record = fetching.fetch_model(pinned, target)
+    finally:
+        standin.stop()
+    assert record["files"]["model.safetensors"] == pinned["sha256"]
+    assert _weights_gets(standin) == [None, None]
+    assert not list(target.rglob("*.incomplete"))
+
+
+def _stable_incomplete_size(target: Path, process: subprocess.Popen, seconds: float = 60) -> int:
+    """The size of the ``.incomplete`` download under ``target`` once it has stopped growing
+    for a second."""
+    deadline = time.monotonic() + seconds
+    seen: list[int] = []
+    while time.monotonic() < deadline and process.poll() is None:
+        sizes = [p.stat().st_size for p in target.rglob("*.incomplete")]
+        seen.append(sizes[0] if sizes else 0)
+        if seen[-1] and seen[-5:] == [seen[-1]] * 5:
+            return seen[-1]
+        time.sleep(0.25)
+    raise AssertionError(f"no partial download appeared (process exit {process.poll()})")
 
 
 def test_a_job_that_would_download_fails_instead(hub, tmp_path):

@@ -7,10 +7,13 @@ the hub publishes), and per LM its URL, file name and SHA-256. An entry whose di
 record gives is ``"pinned": "first-use"``: the first fetch records what it got in
 :data:`RECORD_FILE` beside the files, and every later fetch verifies against that record.
 
-Models come through huggingface_hub's own ``hf_hub_download`` at the pinned commit (it resumes
-a partial file from its ``.incomplete`` download); LMs through one HTTP GET that resumes a
-partial ``.part`` file with a ``Range`` request. A digest that differs stops the fetch, naming
-the file, the expected and the actual digest, and the file is moved aside, never used.
+Models come through huggingface_hub's own ``hf_hub_download`` at the pinned commit: a dropped
+connection is resumed by its retry with a ``Range`` request, but a fetch process that is killed
+starts the file again (huggingface_hub 2.4 downloads into a file unique to each process and
+never reads another's; :func:`fetch_model` removes such leftovers). LMs come through one HTTP
+GET that resumes a partial ``.part`` file with a ``Range`` request, across processes too. A
+digest that differs stops the fetch, naming the file, the expected and the actual digest, and
+the file is moved aside, never used.
 
 Only the fetch rules (local rules, on the host with internet) call this module's downloads;
 every other job runs with ``HF_HUB_OFFLINE=1`` (:data:`OFFLINE_VARIABLES`).
@@ -50,6 +53,8 @@ CTC_FILES = (
 """What a CTC checkpoint may hold besides its weights (the ones a repository lacks are
 skipped): the files ``from_pretrained`` of the model, tokenizer and feature extractor read."""
 ENCODER_FILES = ("config.json",)
+HF_DOWNLOAD_DIRECTORY = Path(".cache", "huggingface", "download")
+"""Where ``hf_hub_download`` into a ``local_dir`` keeps its metadata and partial files."""
 CHUNK = 1 << 20
 
 
@@ -143,6 +148,8 @@ def fetch_model(entry: Mapping[str, Any], target: Path) -> dict[str, Any]:
         for name, digest in sorted(expected.items()):
             _verify(target / name, digest)
         return earlier
+    for leftover in (target / HF_DOWNLOAD_DIRECTORY).glob("*.incomplete"):
+        leftover.unlink()  # a killed fetch's partial file, which huggingface_hub never reads
     names = (CTC_FILES if entry["kind"] == "ctc" else ENCODER_FILES) + (entry["weights"],)
     files: dict[str, str] = {}
     for name in names:

@@ -6,7 +6,9 @@ large (LFS) files ``X-Linked-Etag`` (the SHA-256) and ``X-Linked-Size``; a missi
 404 with ``X-Error-Code: EntryNotFound``, which the client turns into
 ``RemoteEntryNotFoundError``; ``Range`` gives a 206 with ``Content-Range``. Plain files (the
 LMs) are served at ``/files/<name>`` with ``Range`` too. ``cut`` makes the first GET of a
-file stop after that many bytes, as a dropped connection does, so resuming is exercised.
+file stop after that many bytes, as a dropped connection does, so resuming is exercised;
+``stall`` makes it send that many bytes and then hang (until :meth:`HubStandIn.stop`), as a
+download does whose process is then killed, so resuming in another process is exercised.
 Every request is logged in :attr:`HubStandIn.requests` as (method, path, Range header).
 """
 
@@ -35,8 +37,10 @@ class HubStandIn:
     repos: dict[str, Repo] = field(default_factory=dict)
     files: dict[str, Path] = field(default_factory=dict)
     cut: dict[str, int] = field(default_factory=dict)
+    stall: dict[str, int] = field(default_factory=dict)
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
+    _stopping: threading.Event = field(default_factory=threading.Event)
 
     @property
     def endpoint(self) -> str:
@@ -62,6 +66,7 @@ class HubStandIn:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()  # a stalled answer ends
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -114,7 +119,12 @@ class HubStandIn:
         name = path.rsplit("/", 1)[-1]
         if name in self.cut:
             payload = payload[: self.cut.pop(name)]
+        stalled = name in self.stall
+        if stalled:
+            payload = payload[: self.stall.pop(name)]
         handler.wfile.write(payload)
         handler.wfile.flush()
+        if stalled:
+            self._stopping.wait()
         if len(payload) < len(data) - start:
             handler.close_connection = True
