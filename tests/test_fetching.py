@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,10 @@ def test_the_lock_pins_every_pathbench_checkpoint_at_a_full_commit():
         assert (model["sha256"] is None) == (model["pinned"] == fetching.FIRST_USE)
     languages = {lm["language"] for lm in lock["lms"] if lm["default"]}
     assert languages == {"en", "nl", "es", "it", "cmn"}
+    # every LM is a member of Zenodo's one archive, which the lock pins by Zenodo's MD5
+    assert {lm["archive"] for lm in lock["lms"]} == {a["file"] for a in lock["archives"]}
+    assert all(lm["member"] == f"lms/{lm['file']}" for lm in lock["lms"])
+    assert all(len(a["md5"]) == 32 and a["url"].startswith("https://") for a in lock["archives"])
 
 
 def test_a_pinned_model_is_fetched_at_its_commit_and_a_second_fetch_asks_nothing(
@@ -132,6 +137,27 @@ def larger_model(tmp_path_factory) -> Path:
 def _weights_gets(standin: HubStandIn) -> list[str | None]:
     """The Range header of each GET of the weights."""
     return [r for m, path, r in standin.requests if m == "GET" and path.endswith(".safetensors")]
+
+
+def test_lms_are_extracted_from_a_verified_archive_and_a_changed_archive_is_refused(hub, tmp_path):
+    members = {"lm.arpa": "lms/lm.arpa"}
+    archive_file = tmp_path / "lms.zip"
+    with zipfile.ZipFile(archive_file, "w") as archive:
+        archive.write(hub.files["lm.arpa"], members["lm.arpa"])
+    hub.files["lms.zip"] = archive_file
+    md5 = hashlib.md5(archive_file.read_bytes()).hexdigest()
+    archive = {"file": "lms.zip", "url": f"{hub.endpoint}/files/lms.zip", "md5": md5}
+    target = fetching.archive_path(tmp_path / "fetched", "lms.zip")
+    with pytest.raises(fetching.DigestMismatch) as caught:
+        fetching.fetch_archive(archive | {"md5": "0" * 32}, target)
+    assert "0" * 32 in str(caught.value) and md5 in str(caught.value)
+    (target.parent / "lms.zip.rejected").unlink()
+    assert fetching.fetch_archive(archive, target)["md5"] == md5
+    lm = {"file": "lm.arpa", "archive": "lms.zip", "member": members["lm.arpa"]}
+    lm["sha256"] = digest(hub.files["lm.arpa"])
+    path = fetching.lm_path(tmp_path / "fetched", "lm.arpa")
+    assert fetching.fetch_lm(lm, path, target)["sha256"] == lm["sha256"]
+    assert path.read_bytes() == hub.files["lm.arpa"].read_bytes()
 
 
 def test_an_interrupted_model_download_resumes_with_a_range_request(

@@ -24,7 +24,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import urllib.request
+import zipfile
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -101,24 +103,24 @@ def fetched_identity(entry: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
+def file_digest(path: Path, algorithm: str = "sha256") -> str:
+    digest = hashlib.new(algorithm)
     with path.open("rb") as handle:
         while block := handle.read(CHUNK):
             digest.update(block)
     return digest.hexdigest()
 
 
-def _verify(path: Path, expected: str | None) -> str:
-    """The file's SHA-256; a mismatch with ``expected`` moves the file aside and raises."""
-    actual = sha256_file(path)
+def _verify(path: Path, expected: str | None, algorithm: str = "sha256") -> str:
+    """The file's digest; a mismatch with ``expected`` moves the file aside and raises."""
+    actual = file_digest(path, algorithm)
     if expected is not None and actual != expected:
         rejected = path.with_name(path.name + ".rejected")
         path.replace(rejected)
         raise DigestMismatch(
-            f"{path}: SHA-256 {actual}, but the lock pins {expected}; the file is moved to "
-            f"{rejected.name} and not used (a changed or corrupted download: delete it and "
-            "fetch again, or check the lock)"
+            f"{path}: {algorithm.upper()} {actual}, but the lock pins {expected}; the file is "
+            f"moved to {rejected.name} and not used (a changed or corrupted download: delete "
+            "it and fetch again, or check the lock)"
         )
     return actual
 
@@ -171,10 +173,38 @@ def fetch_model(entry: Mapping[str, Any], target: Path) -> dict[str, Any]:
     return record
 
 
-def fetch_lm(entry: Mapping[str, Any], target: Path) -> dict[str, Any]:
-    """LM ``entry`` at ``target``, downloaded over HTTP once (a partial ``.part`` file is
-    resumed with a ``Range`` request) and verified against the lock, or for a first-use entry
-    against the record of the first fetch.
+def archive_entry(name: str, lock_file: str | Path = LOCK_FILE) -> dict[str, Any] | None:
+    """The lock's entry of archive ``name`` (a file several LMs are extracted from)."""
+    return next((a for a in lock(lock_file).get("archives", []) if a["file"] == name), None)
+
+
+def archive_path(root: str | Path, name: str) -> Path:
+    """Where archive ``name`` is fetched to under ``root``."""
+    return Path(root) / "archives" / name
+
+
+def fetch_archive(entry: Mapping[str, Any], target: Path) -> dict[str, Any]:
+    """Archive ``entry`` at ``target``, downloaded over HTTP once (a partial ``.part`` file is
+    resumed with a ``Range`` request) and verified by the MD5 its record (Zenodo) publishes.
+
+    Raises:
+        DigestMismatch: the archive is not the published one.
+    """
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + ".part")
+        _http_get(entry["url"], partial)
+        partial.replace(target)
+    record = {"entry": dict(entry), "md5": _verify(target, entry["md5"], "md5")}
+    write_json(record, target.with_name(target.name + LM_RECORD_SUFFIX))
+    return record
+
+
+def fetch_lm(entry: Mapping[str, Any], target: Path, archive: Path | None = None) -> dict[str, Any]:
+    """LM ``entry`` at ``target``: extracted from its ``member`` of the fetched ``archive``
+    (:func:`fetch_archive`) for an entry with an ``archive``, else downloaded from its ``url``
+    over HTTP once (a partial ``.part`` file is resumed with a ``Range`` request); verified
+    against the lock, or for a first-use entry against the record of the first fetch.
 
     Raises:
         DigestMismatch: the file is not the pinned or recorded one.
@@ -185,7 +215,17 @@ def fetch_lm(entry: Mapping[str, Any], target: Path) -> dict[str, Any]:
     if not target.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + ".part")
-        _http_get(entry["url"], partial)
+        if entry.get("archive"):
+            if archive is None:
+                raise ValueError(f"{entry['file']} comes from archive {entry['archive']}")
+            with (
+                zipfile.ZipFile(archive) as opened,
+                opened.open(entry["member"]) as member,  # zipfile checks the member's CRC
+                partial.open("wb") as handle,
+            ):
+                shutil.copyfileobj(member, handle, CHUNK)
+        else:
+            _http_get(entry["url"], partial)
         partial.replace(target)
     record = {"entry": dict(entry), "sha256": _verify(target, expected)}
     if record != earlier:

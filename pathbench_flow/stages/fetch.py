@@ -30,9 +30,25 @@ def fetch_model(
 
 
 def fetch_lm(file: str, record: str | Path, lock_file: str | Path = fetching.LOCK_FILE) -> None:
-    """LM ``file`` of the lock beside its ``record``."""
+    """LM ``file`` of the lock beside its ``record`` (extracted from its archive, fetched
+    under the same root by :func:`fetch_archive`, if it comes in one)."""
     entry = fetching.lm_entry(file, lock_file)
     if entry is None:
         raise ValueError(f"{file!r} is no LM of {lock_file}")
     path = Path(record)
-    fetching.fetch_lm(entry, path.with_name(path.name.removesuffix(fetching.LM_RECORD_SUFFIX)))
+    target = path.with_name(path.name.removesuffix(fetching.LM_RECORD_SUFFIX))
+    archive = entry.get("archive")
+    fetching.fetch_lm(
+        entry, target, fetching.archive_path(target.parent.parent, archive) if archive else None
+    )
+
+
+def fetch_archive(
+    name: str, record: str | Path, lock_file: str | Path = fetching.LOCK_FILE
+) -> None:
+    """Archive ``name`` of the lock beside its ``record``."""
+    entry = fetching.archive_entry(name, lock_file)
+    if entry is None:
+        raise ValueError(f"{name!r} is no archive of {lock_file}")
+    path = Path(record)
+    fetching.fetch_archive(entry, path.with_name(path.name.removesuffix(fetching.LM_RECORD_SUFFIX)))

@@ -3,7 +3,12 @@
 # which has internet). The model options are rewritten to the fetched paths here, before
 # common.smk checks them; each job that runs a model or reads an LM takes the records of its
 # own fetches as input (fetched_by_reader, fetched_by_track), so it runs after those only.
-from pathbench_flow.fetching import RECORD_FILE, LM_RECORD_SUFFIX
+from pathbench_flow.fetching import (
+    RECORD_FILE,
+    LM_RECORD_SUFFIX,
+    archive_path,
+    lm_entry,
+)
 from pathbench_flow.fetching.plan import TRIMMING, FetchPlan, lock_file, plan_fetches
 
 FETCH_DIRECTORY = config["fetch"]["directory"]
@@ -48,7 +53,17 @@ rule fetch_model:
         "../../scripts/fetch_model.py"
 
 
+def lm_archive(wildcards):
+    """The record of the archive an LM is extracted from (none for an LM fetched alone)."""
+    archive = (lm_entry(wildcards.file, FETCH_LOCK) or {}).get("archive")
+    if not archive:
+        return []
+    return [f"{archive_path(FETCH_DIRECTORY, archive)}{LM_RECORD_SUFFIX}"]
+
+
 rule fetch_lm:
+    input:
+        archive=lm_archive,
     output:
         f"{FETCH_DIRECTORY}/lms/{{file}}{LM_RECORD_SUFFIX}",
     log:
@@ -64,3 +79,23 @@ rule fetch_lm:
         version=VERSION,
     script:
         "../../scripts/fetch_lm.py"
+
+
+# An archive several LMs come in (Zenodo's lms.zip): downloaded and verified once, before the
+# fetch_lm jobs that extract from it.
+rule fetch_archive:
+    output:
+        f"{FETCH_DIRECTORY}/archives/{{archive}}{LM_RECORD_SUFFIX}",
+    log:
+        "logs/fetch/archives/{archive}.log",
+    localrule: True
+    conda:
+        "../envs/pathbench.yaml"
+    threads: 1
+    resources:
+        **RESOURCES["fetch_lm"],
+    params:
+        lock=FETCH_LOCK,
+        version=VERSION,
+    script:
+        "../../scripts/fetch_archive.py"
