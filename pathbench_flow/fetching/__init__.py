@@ -1,10 +1,11 @@
 """Fetching PathBench's models and n-gram LMs once, pinned and verified (config ``fetch``).
 
 The lock shipped with the package (:data:`LOCK_FILE`; config ``fetch.lock`` names another, a
-test's or a mirror's) names, per checkpoint, its hub id, a
-full commit of its repository and the SHA-256 of the weights file fetched (the LFS object id
-the hub publishes), and per LM its URL, file name and SHA-256. An entry whose digest no public
-record gives is ``"pinned": "first-use"``: the first fetch records what it got in
+test's or a mirror's) names, per checkpoint, its hub id, a full commit of its repository and
+the SHA-256 of the weights file fetched (the LFS object id the hub publishes); per LM its file
+name, SHA-256, and either its URL or the archive and member it is extracted from; per archive
+its URL and the MD5 its record publishes. An entry whose digest no public record gives is
+``"pinned": "first-use"``: the first fetch records what it got in
 :data:`RECORD_FILE` beside the files, and every later fetch verifies against that record.
 
 Models come through huggingface_hub's own ``hf_hub_download`` at the pinned commit: a dropped
