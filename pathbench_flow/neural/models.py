@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from pathbench_flow.fetching import LM_RECORD_SUFFIX, RECORD_FILE
+
 PHONE_MODEL = "facebook/wav2vec2-xlsr-53-espeak-cv-ft"
 """PathBench's phone recogniser (espeak-ng phone vocabulary, 392 tokens, 1.26 GB)."""
 NAD_MODEL = "facebook/wav2vec2-large"
@@ -99,9 +101,17 @@ def plan_fetched(path: str | Path, identity: str | None) -> None:
 
 
 def awaiting_fetch(path: str | Path) -> bool:
-    """Whether ``path`` does not exist yet because a fetch rule of this run will make it."""
+    """Whether a fetch rule of this run will make ``path``: it is planned, and its fetch has
+    not completed (no record; a refused fetch may have left part of a model directory)."""
     target = Path(path).expanduser()
-    return not target.exists() and str(target.resolve()) in PLANNED_FETCHES
+    if str(target.resolve()) not in PLANNED_FETCHES:
+        return False
+    record = (
+        target / RECORD_FILE
+        if PLANNED_FETCHES[str(target.resolve())] is not None
+        else target.with_name(target.name + LM_RECORD_SUFFIX)
+    )
+    return not record.is_file()
 
 
 class ModelUnavailable(ValueError):

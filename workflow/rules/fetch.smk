@@ -72,7 +72,7 @@ rule fetch_archive:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        **RESOURCES["fetch_lm"],
+        **RESOURCES["fetch_archive"],
     params:
         lock=FETCH_LOCK,
         version=VERSION,

@@ -65,6 +65,8 @@ RESOURCES = {
     # Downloads (local rules): a checkpoint is ~1.3 GB, hashed once as it is verified.
     "fetch_model": {"mem_mb": 1000, "runtime": 120},
     "fetch_lm": {"mem_mb": 1000, "runtime": 120},
+    # Zenodo's lms.zip, 35 GB, downloaded and its MD5 computed once.
+    "fetch_archive": {"mem_mb": 1000, "runtime": 720},
     "fit_candidates": {"mem_mb": 3000, "runtime": 60},
     "select_config": {"mem_mb": 1000, "runtime": 10},
     "heldout_score": {"mem_mb": 2000, "runtime": 10},
