@@ -68,14 +68,14 @@ def test_a_directory_without_a_loadable_model_is_a_preflight_error_naming_the_op
     message = preflight_error("artp_old", {"model": str(config_only)})
     assert message.startswith("evaluator_options.artp_old.model: ")
     assert "no config.json" not in message and "no weights" in message
-    assert "no preprocessor_config.json" in message and "no vocab.json" in message
+    assert "neither preprocessor_config.json nor processor_config.json" in message
+    assert "no vocab.json" in message
 
     no_weights = broken(phone_model, tmp_path / "no_weights", drop=("model.safetensors",))
     message = preflight_error("dper", {"model": str(no_weights)})
     assert re.fullmatch(
         rf"evaluator_options\.dper\.model: {re.escape(str(no_weights))} is not a loadable "
-        r"model: no weights \(model\.safetensors, .*\); a model directory is what "
-        r"`save_pretrained` writes",
+        r"model: no weights \(model\.safetensors, .*\); " + re.escape(models.MODEL_DIRECTORY_FIX),
         message,
     )
 
@@ -312,3 +312,49 @@ def test_a_failing_model_job_fails_the_run_and_says_why_in_its_log(phone_model, 
         assert run.returncode != 0 and not (workdir / target).exists()
         logs = [path.read_text() for path in sorted((workdir / "logs").rglob("*.log"))]
         assert any(expected in log for log in logs), (device, run.stderr[-3000:])
+
+
+# --- both layouts save_pretrained writes ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def processor_model(tmp_path_factory) -> Path:
+    """The phone model's seed saved as transformers 5 saves a processor."""
+    pytest.importorskip("torch", reason="model-based measures need the neural extra (torch)")
+    from pathbench_flow.testing.tiny_models import build_phone_model
+
+    return build_phone_model(tmp_path_factory.mktemp("model") / "processor", processor=True)
+
+
+def test_a_processor_saved_by_transformers_5_is_accepted_and_loads_like_the_old_layout(
+    phone_model, processor_model
+):
+    import numpy as np
+
+    assert (processor_model / models.PROCESSOR_FILE).is_file()
+    assert not (processor_model / models.FEATURE_EXTRACTOR_FILE).exists()
+    assert (phone_model / models.FEATURE_EXTRACTOR_FILE).is_file()
+    assert not (phone_model / models.PROCESSOR_FILE).exists()
+    for name in ("artp", "dper", "nad"):
+        registry.info(name).cls.preflight({"model": str(processor_model)})
+    audio = np.sin(np.arange(8000) / 7.0).astype(np.float32)
+    new, old = (models.load_ctc(str(d)) for d in (processor_model, phone_model))
+    assert new.vocab == old.vocab and new.blank == old.blank
+    (new_out,), (old_out,) = new.log_posteriors([audio]), old.log_posteriors([audio])
+    np.testing.assert_array_equal(new_out, old_out)
+
+
+def test_a_processor_without_its_feature_extractor_is_refused_naming_both_layouts(
+    processor_model, tmp_path
+):
+    hollow = broken(processor_model, tmp_path / "hollow")
+    path = hollow / models.PROCESSOR_FILE
+    path.write_text(json.dumps({"processor_class": "Wav2Vec2Processor"}))
+    message = preflight_error("artp", {"model": str(hollow)})
+    assert (
+        "processor_config.json holds no 'feature_extractor' object and there is no "
+        "preprocessor_config.json" in message
+    )
+    path.unlink()
+    message = preflight_error("artp", {"model": str(hollow)})
+    assert "neither preprocessor_config.json nor processor_config.json" in message

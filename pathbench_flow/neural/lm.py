@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pathbench_flow.neural.models import ModelUnavailable
+from pathbench_flow.neural.models import ModelUnavailable, awaiting_fetch
 
 LM_PACKAGES = ("pyctcdecode", "kenlm")
 NO_LANGUAGE_MODEL = "no_language_model"
@@ -46,7 +46,7 @@ def check_lm(path: str, option: str) -> None:
             "(`pip install kenlm pygtrie && pip install --no-deps pyctcdecode`; kenlm compiles "
             "with a C++ compiler and Boost-free cmake); or remove the option"
         )
-    if not Path(path).expanduser().is_file():
+    if not Path(path).expanduser().is_file() and not awaiting_fetch(path):
         raise ModelUnavailable(f"{option}: language-model file {path!r} does not exist")
 
 

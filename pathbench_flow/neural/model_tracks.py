@@ -21,6 +21,7 @@ their model (once per process, :mod:`pathbench_flow.neural.models`) when first c
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Sequence
 from functools import cache
@@ -29,7 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE, tracks
+from pathbench_flow.fetching import RECORD_FILE
 from pathbench_flow.neural import models as loading
+from pathbench_flow.neural.models import PLANNED_FETCHES
 from pathbench_flow.status import TOO_SHORT, NoScore
 
 SMALL_FILE_BYTES = 1 << 20
@@ -63,6 +66,12 @@ def model_identity(directory: str | Path) -> str:
     anywhere give the same identity. Hidden files and subdirectories are ignored, as
     ``from_pretrained`` ignores them.
     """
+    planned = PLANNED_FETCHES.get(str(Path(directory).resolve()))
+    record = Path(directory) / RECORD_FILE
+    if record.is_file() or planned:
+        # A fetched checkpoint is known by its pinned id, commit and weights digest, before
+        # its files exist (the plan) and after (its record): the fetch verified the files.
+        return str(json.loads(record.read_text())["identity"]) if record.is_file() else planned
     digest = hashlib.sha256()
     for path in sorted(Path(directory).iterdir()):
         if path.name.startswith(".") or not path.is_file():

@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from pathbench_flow.fetching import LM_RECORD_SUFFIX, RECORD_FILE
+
 PHONE_MODEL = "facebook/wav2vec2-xlsr-53-espeak-cv-ft"
 """PathBench's phone recogniser (espeak-ng phone vocabulary, 392 tokens, 1.26 GB)."""
 NAD_MODEL = "facebook/wav2vec2-large"
@@ -71,8 +73,45 @@ option for it."""
 SAFETENSORS_MAX_HEADER = 100_000_000
 """The safetensors format's limit on its JSON header (bytes): a longer one is no such file."""
 FEATURE_EXTRACTOR_FILE = "preprocessor_config.json"
+"""Where ``save_pretrained`` of transformers 4 (and a feature extractor saved on its own in 5)
+writes the feature extractor."""
+PROCESSOR_FILE = "processor_config.json"
+"""Where transformers 5 writes a processor's ``save_pretrained``: the feature extractor is the
+object under :data:`PROCESSOR_FEATURE_EXTRACTOR_KEY`, and there is no
+:data:`FEATURE_EXTRACTOR_FILE`. ``AutoFeatureExtractor`` reads either layout."""
+PROCESSOR_FEATURE_EXTRACTOR_KEY = "feature_extractor"
+MODEL_DIRECTORY_FIX = (
+    "a model directory is what `save_pretrained` of the model and of its processor (or of its "
+    "tokenizer and feature extractor) writes"
+)
+"""How to make a directory the check accepts, in every transformers version."""
 VOCABULARY_FILE = "vocab.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+
+
+PLANNED_FETCHES: dict[str, str | None] = {}
+"""Path → identity of each model directory (identity None: an LM file) the workflow's fetch
+rules will create (config ``fetch``; :mod:`pathbench_flow.fetching.plan`). Until it exists,
+the checks below leave it to the fetch, which verifies every file."""
+
+
+def plan_fetched(path: str | Path, identity: str | None) -> None:
+    """Register ``path`` as made by a fetch rule of this run (see :data:`PLANNED_FETCHES`)."""
+    PLANNED_FETCHES[str(Path(path).expanduser().resolve())] = identity
+
+
+def awaiting_fetch(path: str | Path) -> bool:
+    """Whether a fetch rule of this run will make ``path``: it is planned, and its fetch has
+    not completed (no record; a refused fetch may have left part of a model directory)."""
+    target = Path(path).expanduser()
+    if str(target.resolve()) not in PLANNED_FETCHES:
+        return False
+    record = (
+        target / RECORD_FILE
+        if PLANNED_FETCHES[str(target.resolve())] is not None
+        else target.with_name(target.name + LM_RECORD_SUFFIX)
+    )
+    return not record.is_file()
 
 
 class ModelUnavailable(ValueError):
@@ -131,7 +170,7 @@ def resolve(model: str, option: str) -> Path:
         ModelUnavailable: naming ``option`` (``evaluator_options.artp.model``) and the fix.
     """
     path = Path(model).expanduser()
-    if path.is_dir():
+    if path.is_dir() or awaiting_fetch(path):
         return path.resolve()
     if path.exists():
         raise ModelUnavailable(f"{option}: {model!r} is a file; give the model's directory")
@@ -177,11 +216,13 @@ def check(model: str, option: str, *, ctc: bool = True) -> Path:
     """
     require_packages(option)
     directory = resolve(model, option)
+    if awaiting_fetch(directory):
+        return directory
     problems = model_problems(directory, ctc=ctc)
     if not problems:
         return directory
     if Path(model).expanduser().is_dir():
-        where, fix = str(directory), "a model directory is what `save_pretrained` writes"
+        where, fix = str(directory), MODEL_DIRECTORY_FIX
     else:
         where, fix = f"{model!r} ({directory})", f"fetch it again: `hf download {model}`"
     raise ModelUnavailable(
@@ -206,12 +247,37 @@ def model_problems(directory: Path, *, ctc: bool) -> list[str]:
         problems += _config_problems(config, ctc)
     problems += _weights_problems(directory)
     if ctc:
-        _json_object(directory / FEATURE_EXTRACTOR_FILE, problems)
+        problems += _feature_extractor_problems(directory)
         vocabulary = _json_object(directory / VOCABULARY_FILE, problems)
         if vocabulary is not None and not vocabulary:
             problems.append(f"{VOCABULARY_FILE} is empty")
         if (directory / TOKENIZER_CONFIG_FILE).exists():
             _json_object(directory / TOKENIZER_CONFIG_FILE, problems)
+    return problems
+
+
+def _feature_extractor_problems(directory: Path) -> list[str]:
+    """The feature extractor in either layout ``save_pretrained`` writes: its own
+    :data:`FEATURE_EXTRACTOR_FILE` (transformers 4, or an extractor saved alone), else nested
+    in a processor's :data:`PROCESSOR_FILE` (transformers 5), the order in which transformers
+    looks for it."""
+    problems: list[str] = []
+    if (directory / FEATURE_EXTRACTOR_FILE).is_file():
+        _json_object(directory / FEATURE_EXTRACTOR_FILE, problems)
+        return problems
+    if not (directory / PROCESSOR_FILE).is_file():
+        return [
+            f"no feature extractor (neither {FEATURE_EXTRACTOR_FILE} nor {PROCESSOR_FILE}, "
+            "which transformers 5 writes for a processor)"
+        ]
+    processor = _json_object(directory / PROCESSOR_FILE, problems)
+    if processor is not None and not isinstance(
+        processor.get(PROCESSOR_FEATURE_EXTRACTOR_KEY), dict
+    ):
+        problems.append(
+            f"{PROCESSOR_FILE} holds no {PROCESSOR_FEATURE_EXTRACTOR_KEY!r} object and there "
+            f"is no {FEATURE_EXTRACTOR_FILE}"
+        )
     return problems
 
 

@@ -108,10 +108,23 @@ TINY = dict(
 )
 
 
-def build_ctc_model(directory: Path, symbols: list[str], seed: int, **sizes: int) -> Path:
-    """A random wav2vec2 CTC checkpoint with tokenizer and feature extractor in ``directory``."""
+def build_ctc_model(
+    directory: Path, symbols: list[str], seed: int, processor: bool = False, **sizes: int
+) -> Path:
+    """A random wav2vec2 CTC checkpoint with tokenizer and feature extractor in ``directory``.
+
+    Both are saved by the installed transformers' own ``save_pretrained``: each on its own
+    (``preprocessor_config.json``, the layout of every transformers 4 checkpoint on the hub),
+    or with ``processor`` as one ``Wav2Vec2Processor`` (transformers 5 writes
+    ``processor_config.json`` with the feature extractor nested inside).
+    """
     import torch
-    from transformers import Wav2Vec2CTCTokenizer, Wav2Vec2FeatureExtractor, Wav2Vec2ForCTC
+    from transformers import (
+        Wav2Vec2CTCTokenizer,
+        Wav2Vec2FeatureExtractor,
+        Wav2Vec2ForCTC,
+        Wav2Vec2Processor,
+    )
 
     directory.mkdir(parents=True, exist_ok=True)
     vocab = {token: index for index, token in enumerate(SPECIALS + symbols)}
@@ -123,23 +136,31 @@ def build_ctc_model(directory: Path, symbols: list[str], seed: int, **sizes: int
     torch.manual_seed(seed)
     model = Wav2Vec2ForCTC(_config(len(vocab), **(sizes or TINY))).eval()
     model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    Wav2Vec2FeatureExtractor(
+    extractor = Wav2Vec2FeatureExtractor(
         feature_size=1,
         sampling_rate=16000,
         padding_value=0.0,
         do_normalize=True,
         return_attention_mask=True,
-    ).save_pretrained(directory)
+    )
+    if processor:
+        Wav2Vec2Processor(feature_extractor=extractor, tokenizer=tokenizer).save_pretrained(
+            directory
+        )
+    else:
+        tokenizer.save_pretrained(directory)
+        extractor.save_pretrained(directory)
     return directory
 
 
-def build_phone_model(directory: Path, seed: int = 0, **sizes: int) -> Path:
-    return build_ctc_model(directory, PHONES, seed, **sizes)
+def build_phone_model(
+    directory: Path, seed: int = 0, processor: bool = False, **sizes: int
+) -> Path:
+    return build_ctc_model(directory, PHONES, seed, processor, **sizes)
 
 
-def build_char_model(directory: Path, seed: int = 1, **sizes: int) -> Path:
-    return build_ctc_model(directory, LETTERS, seed, **sizes)
+def build_char_model(directory: Path, seed: int = 1, processor: bool = False, **sizes: int) -> Path:
+    return build_ctc_model(directory, LETTERS, seed, processor, **sizes)
 
 
 def as_hf_cache(

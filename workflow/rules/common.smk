@@ -6,6 +6,7 @@ from pathlib import Path
 from pathbench_flow import registry
 from pathbench_flow.categories import AUDIO, CATEGORIES
 from pathbench_flow.data.manifest import shard_count
+from pathbench_flow.fetching.plan import TRIMMING
 from pathbench_flow.stages.openset import fold_counts
 from pathbench_flow.openset.config import openset_enabled
 from pathbench_flow.preflight import check_config
@@ -130,6 +131,24 @@ def espeak_build(phonemises):
 def phonemises(evaluator):
     """Whether an evaluator's jobs phonemise (a model measure that declares espeak-ng)."""
     return "espeak" in getattr(EVALUATOR_INFO[evaluator].cls, "uses", ())
+
+
+def fetched_by_reader(wildcards):
+    """The fetch records the jobs of an evaluator read (its models and LMs)."""
+    return FETCH_PLAN.of_reader(wildcards.evaluator)
+
+
+def fetched_by_track(wildcards):
+    """The fetch record of a model track's model (none for a track that runs no model)."""
+    return FETCH_PLAN.of_model(
+        dict(planned_track(wildcards.track).track.arguments).get("model_dir")
+    )
+
+
+def fetched_by_trim(wildcards):
+    """The fetch record of the wav2vec2 trimming backend's model, for a dataset trimmed by it."""
+    wav2vec2 = trim_settings(wildcards.dataset).get("backend") == "wav2vec2"
+    return FETCH_PLAN.of_reader(TRIMMING) if wav2vec2 else []
 
 
 def trim_settings(name):

@@ -1,5 +1,6 @@
 rule score_utterances:
     input:
+        fetched=fetched_by_reader,  # its models and LMs, when fetching is on (fetch.smk)
         manifest=shard_rows,
         trims=utterance_trims,
         audio=declared_audio(shard_audio_files),
@@ -61,6 +62,7 @@ rule score_speakers:
 # a set, so it reads set tracks (tracks.smk).
 rule score_reference:
     input:
+        fetched=fetched_by_reader,  # its models and LMs, when fetching is on (fetch.smk)
         manifest=reference_job_rows,
         reference="results/{dataset}/shards/{shard}.reference_related.parquet",
         trims=reference_trims,

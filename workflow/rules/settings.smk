@@ -8,6 +8,7 @@ from snakemake.utils import validate
 from pathbench_flow import __version__
 from pathbench_flow.config_schema import check_schema, rooted_datasets
 from pathbench_flow.memory import declared_memory
+from pathbench_flow.fetching import OFFLINE_VARIABLES
 from pathbench_flow.neural.models import DEVICE_VARIABLE, gpus_requested
 
 # Every schema problem at once, one line each with its config file and line (config_schema.py);
@@ -29,6 +30,9 @@ config["datasets"] = rooted_datasets(config["datasets"], config.get("datasets_ro
 # Where models run (config `device`): every job inherits this process's environment, and a
 # cluster job's own Snakemake parses this file again, so the models of every job read it.
 os.environ[DEVICE_VARIABLE] = config["device"]
+# No job downloads a model (a missing one fails, naming the fix); only the fetch rules
+# (fetch.smk) lift this for themselves.
+os.environ.update(OFFLINE_VARIABLES)
 
 # Jobs rerun when the package that computes them changes (a `params` rerun trigger).
 VERSION = __version__
@@ -62,6 +66,11 @@ RESOURCES = {
     "compute_track": {"mem_mb": 2000, "runtime": 60},
     "compute_model_track": {"mem_mb": 4000, "runtime": 120},
     "openset_folds": {"mem_mb": 2000, "runtime": 10},
+    # Downloads (local rules): a checkpoint is ~1.3 GB, hashed once as it is verified.
+    "fetch_model": {"mem_mb": 1000, "runtime": 120},
+    "fetch_lm": {"mem_mb": 1000, "runtime": 120},
+    # Zenodo's lms.zip, 35 GB, downloaded and its MD5 computed once.
+    "fetch_archive": {"mem_mb": 1000, "runtime": 720},
     "fit_candidates": {"mem_mb": 3000, "runtime": 60},
     "select_config": {"mem_mb": 1000, "runtime": 10},
     "heldout_score": {"mem_mb": 2000, "runtime": 10},

@@ -4,6 +4,7 @@
 # model's outputs (model tracks) only for the utterances of the languages their readers score.
 rule compute_track:
     input:
+        fetched=fetched_by_track,  # its model, when fetching is on (fetch.smk)
         manifests=lambda wc: [shard_rows(wc)],
         trims=lambda wc: shard_trim(wc) if wc.variant == "fa" else [],
         raw=raw_counterpart("results/{dataset}/tracks/{track}/raw/{shard}.parquet"),
@@ -35,6 +36,7 @@ rule compute_track:
 # The same tracks of a reference set's shards (model tracks of the reference-audio measures).
 use rule compute_track as compute_reference_track with:
     input:
+        fetched=fetched_by_track,  # its model, when fetching is on (fetch.smk)
         manifests=["results/{dataset}/reference/shards/{shard}.parquet"],
         trims=lambda wc: (
             [f"results/{wc.dataset}/reference/trim/{wc.shard}.parquet"]

@@ -2,6 +2,7 @@
 # trimming first keeps the most work ready to run on every core (tracks.smk, track_priority).
 rule fa_trim:
     input:
+        fetched=fetched_by_trim,  # the wav2vec2 backend's model, when fetching is on (fetch.smk)
         manifest=shard_rows,
         audio=declared_audio(shard_audio_files),
         espeak=lambda wc: espeak_build(
@@ -31,6 +32,7 @@ rule fa_trim:
 # The same trimming of a reference set's shards.
 use rule fa_trim as fa_trim_reference with:
     input:
+        fetched=fetched_by_trim,
         manifest="results/{dataset}/reference/shards/{shard}.parquet",
         audio=declared_audio(reference_shard_audio_files),
         espeak=lambda wc: espeak_build(
