@@ -54,8 +54,8 @@ def corpus_of(column: DatasetColumn) -> str:
 def build_design(
     aligned: AlignedR, speakers: Mapping[str, pd.DataFrame], allowlist: Collection[str]
 ) -> Design:
-    """The bootstrap's design: every cell of the table with its speakers (the common-set
-    rule of the correlation stage) and its sign-aligned values.
+    """The bootstrap's design: every cell of the table with an r, its speakers (the
+    common-set rule of the correlation stage) and its sign-aligned values.
 
     Each cell's r recomputed here must be the correlation stage's: a difference means the
     speakers table and the correlations are from different runs, and is refused.
@@ -80,8 +80,9 @@ def build_design(
                     "correlations.parquet; rerun the dataset's correlate rule"
                 )
             cells.append((metric, column.label, ids, x, y))
+    # A metric without a single r (no speaker with a value) has no Avg to resample.
     return design_of(
-        list(aligned.values.index),
+        list(dict.fromkeys(metric for metric, *_ in cells)),
         [(c.label, corpus_of(c)) for c in aligned.columns],
         cells,
     )
@@ -234,7 +235,7 @@ def uncertainty(
     verdicts = category_verdicts(
         pairwise.replace({"metric": names, "other": names}),
         [names[p] for p in (predictors or {})],
-        {names[m]: c for m, c in category.items()},
+        {names[m]: category[m] for m in result.metrics},
         ALPHA,
     )
     for key, frame in (
