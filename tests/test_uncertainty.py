@@ -95,7 +95,7 @@ def test_one_draw_per_corpus_serves_all_its_columns() -> None:
             ("a", "other", ids, x, y),
         ],
     )
-    r = cell_r(design, _draws(design, 200, 5))
+    r = cell_r(design, _draws(design, 200, 5)[0])
     np.testing.assert_array_equal(r[:, 0, 0], r[:, 0, 1])
     assert not np.allclose(r[:, 0, 0], r[:, 0, 2])
 
@@ -147,3 +147,19 @@ def test_category_verdicts_name_each_outcome() -> None:
     assert verdicts["Signal"] == "mine is better than every measure of Signal on average (CPP)"
     assert verdicts["Text"] == "mine: indistinguishable from PER; worse than ArtP"
     assert verdicts["Audio"] == "mine is better than every measure of Audio on average (NAD)"
+
+
+def test_a_draw_without_an_r_is_drawn_again() -> None:
+    """A corpus whose second column has 4 of its 8 speakers: some draws hit fewer than three
+    of them, and are drawn again, so every replicate has every cell's r."""
+    ids, x, y = _column(np.random.default_rng(8), 8, 1.0)
+    design = design_of(
+        ["a"],
+        [("all", "A"), ("half", "A")],
+        [("a", "all", ids, x, y), ("a", "half", ids[:4], x[:4], y[:4])],
+    )
+    result = bootstrap_averages(design, 2000, 3)
+    assert result.redrawn > 0
+    assert np.isfinite(result.replicates).all()
+    (counts,), _ = _draws(design, 2000, 3)
+    assert ((counts[:, :4] > 0).sum(axis=1) >= 3).all()

@@ -225,7 +225,7 @@ def uncertainty(
         }
     ).merge(rank_summary(result), on="metric")
     summary.insert(len(summary.columns), "method", result.method)
-    summary.insert(len(summary.columns), "replicates_used", result.n_used)
+    summary.insert(len(summary.columns), "draws_redrawn", result.redrawn)
     pairwise = pairwise_table(result)
     pairwise.insert(2, "different", pairwise["p_holm"] < ALPHA)
     meta, inputs = meta_table(

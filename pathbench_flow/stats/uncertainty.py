@@ -19,7 +19,7 @@ interval of Avg covered the true value 93.0 to 95.2 % of the time, BCa 92.6 to 9
 percentile interval also agrees with the bootstrap p-value of a difference, which counts the
 same replicates. Written here rather
 than through :func:`scipy.stats.bootstrap`: scipy resamples and computes BCa well, but it
-cannot leave out a replicate in which a small column's draw has fewer than three distinct
+cannot draw again a replicate in which a small column's draw has fewer than three distinct
 speakers (no r), so one such draw in 2,000 would turn every interval into NaN. The BCa
 formulas are scipy's for several samples; the jackknife is one speaker left out at a time.
 Also written here: the weighted r, the rank summaries, the bootstrap p-value of a
@@ -47,6 +47,8 @@ from scipy import optimize, special, stats
 
 MIN_SPEAKERS = 3
 """Fewest distinct speakers a replicate's cell needs for an r (as the point estimate)."""
+MAX_REDRAWS = 100
+"""Rounds of drawing again the draws that leave a cell without an r, before giving up."""
 METHODS = ("percentile", "BCa")
 
 
@@ -191,18 +193,53 @@ class BootstrapResult:
     pair_high: np.ndarray
     method: str
     level: float
-    n_used: int
-    """Replicates in which every cell has an r, the ones every summary is taken over."""
+    redrawn: int
+    """Draws of a corpus made again because they left a cell without an r."""
 
 
-def _draws(design: Design, n_boot: int, seed: int) -> list[np.ndarray]:
+def _defined(design: Design, corpus: int, counts: np.ndarray) -> np.ndarray:
+    """Per draw (row of ``counts``), whether every cell of ``corpus`` has an r under it."""
+    defined = np.ones(len(counts), dtype=bool)
+    for cell in design.cells:
+        if design.corpus_of_column[cell.column] == corpus:
+            r = weighted_r(counts[:, cell.positions], cell.x, cell.y)
+            defined &= np.isfinite(r).all(axis=-1)
+    return defined
+
+
+def _draws(design: Design, n_boot: int, seed: int) -> tuple[list[np.ndarray], int]:
     """Per corpus, ``n_boot`` × speakers counts of a draw with replacement of its speakers:
-    one draw per corpus and replicate, shared by every column of the corpus."""
+    one draw per corpus and replicate, shared by every column of the corpus; and how many
+    draws were made again.
+
+    A draw that leaves some cell of the corpus without an r (fewer than ``MIN_SPEAKERS``
+    distinct speakers of a small column, or a constant metric) is drawn again, so the
+    bootstrap is conditioned on every cell having an r, as the table itself does; a corpus
+    whose draws keep failing is refused.
+    """
     rng = np.random.default_rng(seed)
-    return [
-        _counts(rng.integers(0, len(speakers), size=(n_boot, len(speakers))), len(speakers))
-        for speakers in design.corpus_speakers
-    ]
+    draws, redrawn = [], 0
+    for corpus, speakers in enumerate(design.corpus_speakers):
+        n = len(speakers)
+        counts = _counts(rng.integers(0, n, size=(n_boot, n)), n)
+        for _ in range(MAX_REDRAWS):
+            undefined = ~_defined(design, corpus, counts)
+            if not undefined.any():
+                break
+            redrawn += int(undefined.sum())
+            counts[undefined] = _counts(rng.integers(0, n, size=(int(undefined.sum()), n)), n)
+        else:
+            raise ValueError(
+                f"corpus of columns {_columns_of(design, corpus)}: {MAX_REDRAWS} redraws still "
+                "leave some cell without an r; its columns are too small to resample (fewer "
+                "than 4 speakers, or a metric constant on most speakers)"
+            )
+        draws.append(counts)
+    return draws, redrawn
+
+
+def _columns_of(design: Design, corpus: int) -> list[str]:
+    return [c for c, k in zip(design.columns, design.corpus_of_column, strict=True) if k == corpus]
 
 
 def _jackknife(design: Design) -> list[np.ndarray]:
@@ -265,12 +302,7 @@ def _intervals(
 def bootstrap_averages(
     design: Design, n_boot: int, seed: int, level: float = 0.95, method: str = "percentile"
 ) -> BootstrapResult:
-    """The speaker bootstrap of the module docstring.
-
-    A replicate in which some cell has no r (a draw of fewer than ``MIN_SPEAKERS`` distinct
-    speakers of a small column, or a constant metric) is left out of every summary:
-    ``n_used`` says how many remain.
-    """
+    """The speaker bootstrap of the module docstring (draws as :func:`_draws` makes them)."""
     if method not in METHODS:
         raise ValueError(f"bootstrap method {method!r} is not one of {list(METHODS)}")
     m = len(design.metrics)
@@ -284,14 +316,8 @@ def bootstrap_averages(
         return np.concatenate([avg, avg[..., first] - avg[..., second]], axis=-1)
 
     estimate = statistic([np.ones(len(s)) for s in design.corpus_speakers])
-    values = statistic(_draws(design, n_boot, seed))
-    replicates = values[np.isfinite(values).all(axis=1)].T
-    if replicates.shape[1] < 0.9 * n_boot:
-        raise ValueError(
-            f"only {replicates.shape[1]} of {n_boot} bootstrap replicates give every cell an "
-            "r: the columns are too small to resample (fewer than 4 speakers, or a metric "
-            "constant on most speakers)"
-        )
+    draws, redrawn = _draws(design, n_boot, seed)
+    replicates = statistic(draws).T
     jackknife = [
         np.concatenate([a, a[:, first] - a[:, second]], axis=1) for a in _jackknife(design)
     ]
@@ -307,7 +333,7 @@ def bootstrap_averages(
         pair_high=high[m:],
         method=method,
         level=level,
-        n_used=replicates.shape[1],
+        redrawn=redrawn,
     )
 
 
