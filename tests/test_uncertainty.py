@@ -128,9 +128,11 @@ def test_holm_matches_the_step_down_rule() -> None:
     np.testing.assert_allclose(holm(np.array([0.01, 0.04, 0.03, 0.2])), [0.04, 0.09, 0.09, 0.2])
 
 
-def test_bootstrap_p_counts_both_sides() -> None:
-    assert bootstrap_p(np.array([1.0] * 99)) == pytest.approx(2 / 100)
-    assert bootstrap_p(np.array([-1.0, 1.0] * 50)) == pytest.approx(1.0)
+def test_bootstrap_p_is_the_wald_p_of_the_bootstrap_standard_error() -> None:
+    replicates = np.random.default_rng(0).normal(0.1, 0.05, size=(1, 4000))
+    expected = 2 * stats.norm.sf(0.1 / replicates.std(ddof=1))
+    assert bootstrap_p(np.array([0.1]), replicates)[0] == pytest.approx(expected)
+    assert bootstrap_p(np.array([0.0]), np.zeros((1, 10)))[0] == 1.0
 
 
 def test_category_verdicts_name_each_outcome() -> None:

@@ -13,18 +13,19 @@ weights, which is the r of the resampled speakers), and each metric's Avg is the
 mean of its row's cells.
 
 Intervals are percentile intervals by default, BCa (bias-corrected and accelerated) on
-request: ``benchmarks/uncertainty_coverage.py`` measured both on 500 simulated benchmarks
-of PathBench's dependence structure (8 to 30 speakers per corpus), and the percentile
-interval of Avg covered the true value 93.0 to 95.2 % of the time, BCa 92.6 to 94.0 %; the
-percentile interval also agrees with the bootstrap p-value of a difference, which counts the
-same replicates. Written here rather
-than through :func:`scipy.stats.bootstrap`: scipy resamples and computes BCa well, but it
-cannot draw again a replicate in which a small column's draw has fewer than three distinct
-speakers (no r), so one such draw in 2,000 would turn every interval into NaN. The BCa
-formulas are scipy's for several samples; the jackknife is one speaker left out at a time.
-Also written here: the weighted r, the rank summaries, the bootstrap p-value of a
-difference and Holm's adjustment (statsmodels' ``multipletests`` would do, but is not a
-dependency for five lines).
+request: ``benchmarks/uncertainty_coverage.py`` measures the coverage of both on simulated
+benchmarks of PathBench's dependence structure (8 to 30 speakers per corpus), and
+``benchmarks/README.md`` has its table: the percentile interval covered the true Avg at
+least as often as BCa, whose jackknife acceleration is noisy with so few speakers.
+
+Written here rather than through :func:`scipy.stats.bootstrap`: scipy resamples and
+computes BCa well, but it cannot draw again a replicate in which a small column's draw has
+fewer than three distinct speakers (no r), so one such draw in 2,000 would turn every
+interval into NaN. The BCa formulas are scipy's for several samples; the jackknife is one
+speaker left out at a time. Also written here: the weighted r, the rank summaries, the
+p-value of a difference (over its bootstrap standard error; :func:`bootstrap_p` says why)
+and Holm's adjustment (statsmodels' ``multipletests`` would do, but is not a dependency for
+five lines).
 
 The meta-analysis pools Fisher-z r over columns whose speakers do not overlap (one per
 corpus) with a random-effects model whose between-corpus variance τ² is estimated by REML,
@@ -369,28 +370,33 @@ def holm(p: np.ndarray) -> np.ndarray:
     return adjusted
 
 
-def bootstrap_p(differences: np.ndarray) -> np.ndarray:
-    """Two-sided bootstrap p-value that a difference is zero, per row of replicates: twice
-    the smaller share of replicates on either side of zero, counting the observed sample as
-    one replicate (so no p is 0 from finitely many draws)."""
-    n = differences.shape[-1]
-    below = ((differences <= 0).sum(axis=-1) + 1) / (n + 1)
-    above = ((differences >= 0).sum(axis=-1) + 1) / (n + 1)
-    return np.minimum(1.0, 2 * np.minimum(below, above))
+def bootstrap_p(estimate: np.ndarray, replicates: np.ndarray) -> np.ndarray:
+    """Two-sided p-value that a difference is zero, per row: the estimate over its bootstrap
+    standard error, against the normal distribution.
+
+    Why not the share of replicates beyond zero: from 2,000 replicates that share cannot go
+    below 1/2,000, and Holm over PathBench's 78 pairs needs p below 0.05/78 = 0.00064 for
+    the first pair, so no pair could ever be called different.
+    """
+    se = replicates.std(axis=-1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.abs(estimate) / se
+    return np.where(se > 0, 2 * special.ndtr(-z), np.where(estimate == 0, 1.0, 0.0))
 
 
 def pairwise_table(result: BootstrapResult) -> pd.DataFrame:
     """Every pair of metrics: the difference of Avg (first − second), its interval, the
-    bootstrap p-value and the Holm-adjusted p-value over all pairs."""
+    p-value (:func:`bootstrap_p`) and the Holm-adjusted p-value over all pairs."""
     replicates = result.replicates
     first = np.array([i for i, _ in result.pairs], dtype=int)
     second = np.array([j for _, j in result.pairs], dtype=int)
-    p = bootstrap_p(replicates[first] - replicates[second])
+    difference = result.estimate[first] - result.estimate[second]
+    p = bootstrap_p(difference, replicates[first] - replicates[second])
     return pd.DataFrame(
         {
             "metric": [result.metrics[i] for i in first],
             "other": [result.metrics[j] for j in second],
-            "difference": result.estimate[first] - result.estimate[second],
+            "difference": difference,
             "ci_low": result.pair_low,
             "ci_high": result.pair_high,
             "p": p,
