@@ -90,7 +90,7 @@ def plot_forests(meta: pd.DataFrame, inputs: pd.DataFrame, out_dir: str | Path) 
         studies = inputs[inputs["metric"] == row.metric]
         labels = [f"{c} (n={n})" for c, n in zip(studies["column"], studies["n"], strict=True)]
         labels.append("pooled (95% CI)")
-        height = 2.4 + 0.35 * len(labels)
+        height = 2.8 + 0.35 * len(labels)
         path = out / f"{row.metric}.png"
         with _figure(path, (7.0, height)) as (figure, axes):
             y = np.arange(len(studies))[::-1] + 1
@@ -118,8 +118,8 @@ def plot_forests(meta: pd.DataFrame, inputs: pd.DataFrame, out_dir: str | Path) 
             figure.suptitle(
                 f"Does {row.row} agree with listeners in every corpus?\n"
                 f"Pooled r {row.pooled_r:.2f} (95% CI {row.ci_low:.2f} to {row.ci_high:.2f}); "
-                f"a new corpus: {row.pi_low:.2f} to {row.pi_high:.2f} (orange); "
-                f"I² = {row.i2:.0f}% of the spread is between corpora",
+                f"in a new corpus expect {row.pi_low:.2f} to {row.pi_high:.2f} (orange)\n"
+                f"I² = {row.i2:.0f}%: the share of the spread between corpora that is real",
                 fontsize=9,
             )
         paths.append(path)
