@@ -172,26 +172,3 @@ def test_utterance_rated_datasets_have_utterance_correlations(run: Path, dataset
     assert np.isfinite(float(cpp["r_raw"])), cpp
     # The speaker-level table's sign, applied to the utterance-level r as well.
     assert float(cpp["r_aligned"]) == int(cpp["sign"]) * float(cpp["r_raw"]), cpp
-
-
-def test_uncertainty_over_the_corpora(run: Path) -> None:
-    """Every Avg has its speaker-bootstrap interval in results_table.csv (PathBench's file
-    has none), every metric its rank probabilities, every pair its difference, and the
-    meta-analysis pools one column per corpus: UASpeech's MC and EX rate the same speakers,
-    so only one of them enters (the seven corpora, seven columns)."""
-    results = run / "results"
-    table = pd.read_csv(results / "results_table.csv").set_index("metric")
-    assert list(table.columns[-4:]) == ["Avg", "Avg_ci_low", "Avg_ci_high", "n_datasets"]
-    assert (table["Avg_ci_low"] <= table["Avg_ci_high"]).all()
-    assert "Avg_ci_low" not in (results / "pathbench_table.csv").read_text()
-    summary = pd.read_csv(results / "uncertainty" / "summary.csv")
-    assert sorted(summary["metric"]) == sorted(table.index)
-    assert summary["p_rank_1"].sum() == pytest.approx(1.0)
-    pairs = pd.read_csv(results / "uncertainty" / "pairwise.csv")
-    assert len(pairs) == len(summary) * (len(summary) - 1) // 2
-    meta = pd.read_csv(results / "uncertainty" / "meta_analysis.csv").set_index("metric")
-    columns = meta.at["cpp_fa", "columns"].split("; ")
-    assert meta.at["cpp_fa", "k"] == 7 and len(columns) == 7
-    assert "UASpeech Word MC" in columns and "UASpeech Word EX" not in columns
-    assert 0 <= meta.at["cpp_fa", "i2"] <= 100
-    assert (results / "uncertainty" / "forest" / "cpp_fa.png").is_file()

@@ -78,9 +78,12 @@ def plot_pairwise(
         figure.colorbar(image, ax=axes, label="difference in average correlation")
 
 
-def plot_forests(meta: pd.DataFrame, inputs: pd.DataFrame, out_dir: str | Path) -> list[Path]:
-    """One forest plot per metric with a pooled r: each corpus's r with its 95 % interval,
-    the pooled r with its interval and the prediction interval for a new corpus."""
+def plot_forests(
+    meta: pd.DataFrame, inputs: pd.DataFrame, out_dir: str | Path, level: float
+) -> list[Path]:
+    """One forest plot per metric with a pooled r: each corpus's r with its interval, the
+    pooled r with its interval and the prediction interval for a new corpus (all at
+    ``level``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pooled = meta[meta["k"] >= 2]
@@ -89,7 +92,7 @@ def plot_forests(meta: pd.DataFrame, inputs: pd.DataFrame, out_dir: str | Path) 
     for row in pooled.itertuples(index=False):
         studies = inputs[inputs["metric"] == row.metric]
         labels = [f"{c} (n={n})" for c, n in zip(studies["column"], studies["n"], strict=True)]
-        labels.append("pooled (95% CI)")
+        labels.append("pooled")
         height = 2.8 + 0.35 * len(labels)
         path = out / f"{row.metric}.png"
         with _figure(path, (7.0, height)) as (figure, axes):
@@ -117,7 +120,8 @@ def plot_forests(meta: pd.DataFrame, inputs: pd.DataFrame, out_dir: str | Path) 
             axes.set_xlabel("correlation with listeners' ratings (sign-aligned r)")
             figure.suptitle(
                 f"Does {row.row} agree with listeners in every corpus?\n"
-                f"Pooled r {row.pooled_r:.2f} (95% CI {row.ci_low:.2f} to {row.ci_high:.2f}); "
+                f"Pooled r {row.pooled_r:.2f} ({level:.0%} CI {row.ci_low:.2f} to "
+                f"{row.ci_high:.2f}); "
                 f"in a new corpus expect {row.pi_low:.2f} to {row.pi_high:.2f} (orange)\n"
                 f"I² = {row.i2:.0f}%: the share of the spread between corpora that is real",
                 fontsize=9,

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
 from pathbench_flow.io import read_parquet, write_text
 from pathbench_flow.reporting.html_table import write_html_tables
@@ -120,10 +121,15 @@ def meta_columns(
 
 
 def meta_table(
-    aligned: AlignedR, correlations: Mapping[str, pd.DataFrame], columns: list[DatasetColumn]
+    aligned: AlignedR,
+    correlations: Mapping[str, pd.DataFrame],
+    columns: list[DatasetColumn],
+    level: float,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per metric the random-effects pooled r over ``columns`` (or why there is none), and
-    the per-column inputs (r, n, the column's own Fisher interval) the forest plots draw."""
+    the per-column inputs (r, n, the column's own Fisher interval at ``level``) the forest
+    plots draw."""
+    crit = float(special.ndtri((1 + level) / 2))
     rows, inputs = [], []
     for metric in aligned.values.index:
         studies = []
@@ -134,7 +140,7 @@ def meta_table(
             if np.isfinite(r) and n >= MIN_META_SPEAKERS:
                 studies.append((column.label, float(r), n))
         for label, r, n in studies:
-            half = 1.959963984540054 / np.sqrt(n - 3)
+            half = crit / np.sqrt(n - 3)
             z = np.arctanh(r)
             inputs.append(
                 {
@@ -151,7 +157,7 @@ def meta_table(
         if len(studies) < 2:
             rows.append({**base, "k": len(studies), "reason": "fewer than two corpora"})
             continue
-        result = meta_analysis([r for _, r, _ in studies], [n for _, _, n in studies])
+        result = meta_analysis([r for _, r, _ in studies], [n for _, _, n in studies], level)
         rows.append({**base, **asdict(result), "reason": ""})
     order = [
         "metric",
@@ -228,9 +234,8 @@ def uncertainty(
     summary.insert(len(summary.columns), "draws_redrawn", result.redrawn)
     pairwise = pairwise_table(result)
     pairwise.insert(2, "different", pairwise["p_holm"] < ALPHA)
-    meta, inputs = meta_table(
-        aligned, correlations, meta_columns(aligned, correlations, settings["meta_analysis"])
-    )
+    chosen = meta_columns(aligned, correlations, settings["meta_analysis"])
+    meta, inputs = meta_table(aligned, correlations, chosen, level)
     names = {m: row_name(m) for m in result.metrics}
     verdicts = category_verdicts(
         pairwise.replace({"metric": names, "other": names}),
@@ -247,6 +252,6 @@ def uncertainty(
         _write(frame, outputs[key])
     plot_rank_distribution(summary, outputs["ranks"])
     plot_pairwise(summary, pairwise, outputs["matrix"], ALPHA)
-    plot_forests(meta, inputs, outputs["forest"])
+    plot_forests(meta, inputs, outputs["forest"], level)
     write_html_tables(pages)
     return summary
