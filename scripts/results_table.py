@@ -7,7 +7,7 @@ from pathbench_flow.stages.analysis import results_table
 
 output = snakemake.output
 results_table(
-    dict(zip(snakemake.params.datasets, snakemake.input, strict=True)),
+    dict(zip(snakemake.params.datasets, snakemake.input.correlations, strict=True)),
     snakemake.params.dataset_settings,
     Path(output.csv).parent,
     output.pathbench,
@@ -22,4 +22,5 @@ results_table(
         output.published: output.published_html,
     },
     predictors=snakemake.params.predictors,
+    interval=snakemake.input.interval,
 )

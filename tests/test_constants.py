@@ -14,7 +14,8 @@ from pathbench_flow.demo.corpus import make_demo
 from pathbench_flow.languages import LANGUAGES, canonical_language
 from pathbench_flow.seeds import BOOTSTRAP_SEED, DEMO_SEED
 from pathbench_flow.stages.validate import validate_dataset
-from pathbench_flow.stats.correlation import DEFAULT_ALLOWLIST, N_BOOT, read_spk2score
+from pathbench_flow.stats.correlation import CI_LEVEL, DEFAULT_ALLOWLIST, N_BOOT, read_spk2score
+from pathbench_flow.stats.uncertainty import METHODS
 
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -46,6 +47,18 @@ def test_correlation_defaults_match_the_statistics():
         "allowlist": list(DEFAULT_ALLOWLIST),
         "n_boot": N_BOOT,
         "seed": BOOTSTRAP_SEED,
+    }
+
+
+def test_uncertainty_defaults_match_the_statistics():
+    """The speaker bootstrap defaults to the correlation bootstrap's replicates, seed and
+    level, and to the interval method the coverage benchmark chose (the first of METHODS)."""
+    assert schema_defaults("uncertainty") == {
+        "n_boot": N_BOOT,
+        "seed": BOOTSTRAP_SEED,
+        "level": CI_LEVEL,
+        "method": METHODS[0],
+        "meta_analysis": {},
     }
 
 

@@ -69,6 +69,7 @@ from pathbench_flow.io import write_parquet, write_text
 from pathbench_flow.metric import FA, VARIANTS, MetricKey
 from pathbench_flow.schemas import (
     AVERAGE_COLUMN,
+    AVERAGE_INTERVAL_COLUMNS,
     COUNT_COLUMN,
     RESULTS_ROW_SCHEMA,
     results_table_schema,
@@ -384,7 +385,8 @@ def aligned_r(
             f"table columns {sorted(c.dataset for c in columns)} do not match the datasets "
             f"with correlations {sorted(correlations)}"
         )
-    reserved = sorted({c.label for c in columns} & {*ROW_COLUMNS, AVERAGE_COLUMN, COUNT_COLUMN})
+    own = {*ROW_COLUMNS, AVERAGE_COLUMN, *AVERAGE_INTERVAL_COLUMNS, COUNT_COLUMN}
+    reserved = sorted({c.label for c in columns} & own)
     if reserved:
         raise ValueError(f"dataset columns {reserved} clash with the table's own columns")
     long = pd.concat(
@@ -417,11 +419,13 @@ def build_results_table(
     return results_table_of(aligned_r(correlations, columns))
 
 
-def results_table_of(aligned: AlignedR) -> pd.DataFrame:
+def results_table_of(aligned: AlignedR, interval: pd.DataFrame | None = None) -> pd.DataFrame:
     """The richer results table of :func:`aligned_r`'s values.
 
-    The result has ``ROW_COLUMNS``, one column per dataset (its label), ``Avg`` and
-    ``n_datasets``; see the module docstring for the rules.
+    The result has ``ROW_COLUMNS``, one column per dataset (its label), ``Avg``, the
+    interval of the unrounded Avg beside it where ``interval`` (indexed by metric, with
+    ``AVERAGE_INTERVAL_COLUMNS``: the speaker bootstrap's) is given, and ``n_datasets``; see
+    the module docstring for the rules.
     """
     cells = _cells(aligned.values)
     table = aligned.rows.set_index("metric")
@@ -430,6 +434,9 @@ def results_table_of(aligned: AlignedR) -> pd.DataFrame:
     table[list(cells.columns)] = cells
     # PathBench's Avg: the mean of the rounded cells, rounded again.
     table[AVERAGE_COLUMN] = _cells(cells.mean(axis=1, skipna=True))
+    if interval is not None:
+        for column in AVERAGE_INTERVAL_COLUMNS:
+            table[column] = _cells(interval[column].reindex(table.index).astype("float64"))
     table[COUNT_COLUMN] = cells.notna().sum(axis=1).astype("int64")
     return table.reset_index()
 
@@ -583,7 +590,7 @@ def sort_by_category(frame: pd.DataFrame) -> pd.DataFrame:
 
 def dataset_columns_of(table: pd.DataFrame) -> list[str]:
     """The dataset (label) columns of a :func:`build_results_table` table, in order."""
-    own = {*ROW_COLUMNS, AVERAGE_COLUMN, COUNT_COLUMN}
+    own = {*ROW_COLUMNS, AVERAGE_COLUMN, *AVERAGE_INTERVAL_COLUMNS, COUNT_COLUMN}
     return [c for c in table.columns if c not in own]
 
 
@@ -597,7 +604,8 @@ def write_results_table(
     floats for programs. Returns the two paths.
     """
     out = Path(out_dir)
-    schema = results_table_schema(dataset_columns_of(table))
+    interval = AVERAGE_INTERVAL_COLUMNS[0] in table.columns
+    schema = results_table_schema(dataset_columns_of(table), interval)
     csv_path, parquet_path = out / TABLE_CSV, out / TABLE_PARQUET
     write_text(
         table.to_csv(index=False, float_format=f"%.{DECIMALS}f", lineterminator="\n"),

@@ -247,6 +247,7 @@ def results_table(
     signs_csv: str | Path,
     pages: Mapping[str, str | Path],
     predictors: Mapping[str, Mapping[str, Any]] | None = None,
+    interval: str | Path | None = None,
 ) -> pd.DataFrame:
     """The results tables (this project's and PathBench's own file), PathBench's published r
     beside this run's (``PUBLISHED_VS_MEASURED_CSV`` in ``out_dir``), the heat map and the
@@ -258,7 +259,8 @@ def results_table(
     columns; ``dataset_settings`` is each dataset's config entry (``path`` and the optional
     ``corpus``, ``task``, ``condition``), which places it among PathBench's columns. The
     config's own predictors (``predictors`` as for :func:`metric_metadata`) are aligned by
-    the direction they declare.
+    the direction they declare. ``interval`` is the uncertainty stage's summary, whose
+    bootstrap interval of each Avg the table shows beside Avg (PathBench's file does not).
     """
     from pathbench_flow.reporting.plots import plot_results_heatmap  # matplotlib: this stage only
     from pathbench_flow.stats.comparisons import write_comparisons  # scipy.stats: this stage only
@@ -267,7 +269,8 @@ def results_table(
     columns = results_columns({name: dataset_settings.get(name, {}) for name in correlations})
     declared = {name: int(entry["direction"]) for name, entry in (predictors or {}).items()}
     aligned = aligned_r(correlations, columns, declared)
-    table = results_table_of(aligned)
+    intervals = None if interval is None else pd.read_csv(interval).set_index("metric")
+    table = results_table_of(aligned, intervals)
     settings = {"columns": [(c.dataset, c.label) for c in columns]}
     write_results_table(table, out_dir, settings)
     write_pathbench_table(aligned, pathbench_csv)

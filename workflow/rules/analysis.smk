@@ -15,6 +15,7 @@ localrules:
     plot_dataset,
     export_speaker_csv,
     results_table,
+    uncertainty,
 
 
 rule aggregate_speakers:
@@ -174,9 +175,95 @@ rule export_speaker_csv:
         "../../scripts/export_speaker_csv.py"
 
 
+# How certain the table's Avg, ranking and differences are, and whether each measure holds
+# across corpora (pathbench_flow/stats/uncertainty.py); the results table shows the Avg's
+# interval beside Avg.
+rule uncertainty:
+    input:
+        correlations=expand(
+            "results/{dataset}/correlations.parquet", dataset=TABLE_DATASETS
+        ),
+        speakers=expand("results/{dataset}/speakers.parquet", dataset=TABLE_DATASETS),
+    output:
+        **report_table(
+            "summary",
+            "results/uncertainty/summary",
+            labels={"table": "Avg intervals and ranks"},
+            caption="../report/uncertainty_summary.rst",
+            category="Uncertainty",
+        ),
+        **report_table(
+            "pairwise",
+            "results/uncertainty/pairwise",
+            labels={"table": "pairwise differences"},
+            caption="../report/uncertainty_pairwise.rst",
+            category="Uncertainty",
+        ),
+        **report_table(
+            "meta",
+            "results/uncertainty/meta_analysis",
+            labels={"table": "meta-analysis across corpora"},
+            caption="../report/uncertainty_meta.rst",
+            category="Uncertainty",
+        ),
+        **report_table(
+            "verdicts",
+            "results/uncertainty/predictor_verdicts",
+            labels={"table": "your predictors, per category"},
+            caption="../report/uncertainty_verdicts.rst",
+            category="Uncertainty",
+        ),
+        ranks=report(
+            "results/uncertainty/rank_distribution.png",
+            caption="../report/uncertainty_ranks.rst",
+            category="Uncertainty",
+            labels={"figure": "rank distribution"},
+        ),
+        matrix=report(
+            "results/uncertainty/pairwise.png",
+            caption="../report/uncertainty_pairwise.rst",
+            category="Uncertainty",
+            labels={"figure": "pairwise differences"},
+        ),
+        forest=report(
+            directory("results/uncertainty/forest"),
+            patterns=["{metric}.png"],
+            caption="../report/uncertainty_forest.rst",
+            category="Uncertainty",
+            subcategory="forest plots",
+            labels={"figure": "forest plot", "metric": "{metric}"},
+        ),
+    log:
+        "logs/uncertainty.log",
+    conda:
+        "../envs/pathbench.yaml"
+    threads: 1
+    resources:
+        **RESOURCES["uncertainty"],
+    params:
+        datasets=TABLE_DATASETS,
+        dataset_settings={
+            name: {
+                key: config["datasets"][name][key]
+                for key in ("path", "corpus", "task", "condition")
+                if key in config["datasets"][name]
+            }
+            for name in TABLE_DATASETS
+        },
+        allowlist=config["correlation"]["allowlist"],
+        settings=config["uncertainty"],
+        predictors=predictor_metadata(),
+        version=VERSION,
+    script:
+        "../../scripts/uncertainty.py"
+
+
 rule results_table:
     input:
-        expand("results/{dataset}/correlations.parquet", dataset=TABLE_DATASETS),
+        correlations=expand(
+            "results/{dataset}/correlations.parquet", dataset=TABLE_DATASETS
+        ),
+        interval="results/uncertainty/summary.csv",
     output:
         **report_table(
             "csv",

@@ -56,6 +56,8 @@ RESOURCES = {
     "plot_dataset": {"mem_mb": 2000, "runtime": 10},
     "export_speaker_csv": {"mem_mb": 1000, "runtime": 10},
     "results_table": {"mem_mb": 1000, "runtime": 10},
+    # The speaker bootstrap of every Avg: 2,000 replicates of PathBench's shape in a second.
+    "uncertainty": {"mem_mb": 2000, "runtime": 10},
     # A predictor's CSV, and the tests of its r against the built-in measures.
     "import_predictor": {"mem_mb": 1000, "runtime": 10},
     "compare_predictors": {"mem_mb": 1000, "runtime": 10},

@@ -1,0 +1,257 @@
+"""The uncertainty stage: how sure the results table's Avg, ranking and differences are, and
+whether each measure's correlation holds across corpora (``pathbench_flow.stats.uncertainty``
+says how).
+
+A *corpus* is a column's ``corpus`` (PathBench's path layout or the config's ``corpus:``
+key gives it); a dataset without one is a corpus of its own. Datasets of one corpus are
+taken to rate the same speakers, identified by speaker id: one bootstrap draw of the corpus's
+rated speakers serves all its columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from pathbench_flow.io import read_parquet, write_text
+from pathbench_flow.reporting.html_table import write_html_tables
+from pathbench_flow.reporting.results_table import (
+    AlignedR,
+    DatasetColumn,
+    aligned_r,
+    results_columns,
+    row_name,
+)
+from pathbench_flow.schemas import AVERAGE_INTERVAL_COLUMNS
+from pathbench_flow.stages.analysis import ground_truth_of
+from pathbench_flow.stats.correlation import _wide_values, speaker_sets
+from pathbench_flow.stats.uncertainty import (
+    Design,
+    bootstrap_averages,
+    category_verdicts,
+    design_of,
+    meta_analysis,
+    pairwise_table,
+    rank_summary,
+)
+
+ALPHA = 0.05
+"""Holm-adjusted p below which a pair of metrics is called different."""
+MIN_META_SPEAKERS = 4
+"""Fisher z's variance 1/(n − 3) needs four speakers or more."""
+
+
+def corpus_of(column: DatasetColumn) -> str:
+    """The corpus whose speakers a column rates: its ``corpus``, else the dataset itself."""
+    return column.corpus or column.dataset
+
+
+def build_design(
+    aligned: AlignedR, speakers: Mapping[str, pd.DataFrame], allowlist: Collection[str]
+) -> Design:
+    """The bootstrap's design: every cell of the table with an r, its speakers (the
+    common-set rule of the correlation stage) and its sign-aligned values.
+
+    Each cell's r recomputed here must be the correlation stage's: a difference means the
+    speakers table and the correlations are from different runs, and is refused.
+    """
+    signs = aligned.signs["sign"]
+    cells = []
+    for column in aligned.columns:
+        table = speakers[column.dataset]
+        truth = ground_truth_of(table)
+        values = _wide_values(table)
+        used = speaker_sets(table, truth, allowlist).used
+        for metric in aligned.values.index:
+            expected = aligned.values.at[metric, column.label]
+            if not np.isfinite(expected):
+                continue
+            ids = used[metric]
+            x = signs[metric] * values.loc[ids, metric].to_numpy(dtype="float64")
+            y = truth.loc[ids].to_numpy(dtype="float64")
+            if abs(np.corrcoef(x, y)[0, 1] - expected) > 1e-9:
+                raise ValueError(
+                    f"{column.dataset}: {metric}'s r from speakers.parquet differs from "
+                    "correlations.parquet; rerun the dataset's correlate rule"
+                )
+            cells.append((metric, column.label, ids, x, y))
+    # A metric without a single r (no speaker with a value) has no Avg to resample.
+    return design_of(
+        list(dict.fromkeys(metric for metric, *_ in cells)),
+        [(c.label, corpus_of(c)) for c in aligned.columns],
+        cells,
+    )
+
+
+def meta_columns(
+    aligned: AlignedR, correlations: Mapping[str, pd.DataFrame], chosen: Mapping[str, str]
+) -> list[DatasetColumn]:
+    """One column per corpus, so that no two share speakers: the dataset ``chosen`` names
+    for the corpus, else the corpus's column with the most rated speakers (the largest n of
+    any metric), the first in table order on a tie."""
+    by_corpus: dict[str, list[DatasetColumn]] = {}
+    for column in aligned.columns:
+        by_corpus.setdefault(corpus_of(column), []).append(column)
+    unknown = sorted(set(chosen) - set(by_corpus))
+    if unknown:
+        raise ValueError(
+            f"config uncertainty.meta_analysis names corpora {unknown} that no dataset has; "
+            f"the run's corpora are {sorted(by_corpus)}"
+        )
+    picked = []
+    for corpus, columns in by_corpus.items():
+        if corpus in chosen:
+            named = [c for c in columns if c.dataset == chosen[corpus]]
+            if not named:
+                raise ValueError(
+                    f"config uncertainty.meta_analysis.{corpus}: {chosen[corpus]!r} is not a "
+                    f"dataset of that corpus ({[c.dataset for c in columns]})"
+                )
+            picked += named
+        else:
+            sizes = [int(correlations[c.dataset]["n"].max()) for c in columns]
+            picked.append(columns[int(np.argmax(sizes))])
+    return picked
+
+
+def meta_table(
+    aligned: AlignedR,
+    correlations: Mapping[str, pd.DataFrame],
+    columns: list[DatasetColumn],
+    level: float,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per metric the random-effects pooled r over ``columns`` (or why there is none), and
+    the per-column inputs (r, n, the column's own Fisher interval at ``level``) the forest
+    plots draw."""
+    crit = float(special.ndtri((1 + level) / 2))
+    rows, inputs = [], []
+    for metric in aligned.values.index:
+        studies = []
+        for column in columns:
+            r = aligned.values.at[metric, column.label]
+            table = correlations[column.dataset].set_index("metric")
+            n = int(table.at[metric, "n"]) if metric in table.index else 0
+            if np.isfinite(r) and n >= MIN_META_SPEAKERS:
+                studies.append((column.label, float(r), n))
+        for label, r, n in studies:
+            half = crit / np.sqrt(n - 3)
+            z = np.arctanh(r)
+            inputs.append(
+                {
+                    "metric": metric,
+                    "column": label,
+                    "r": r,
+                    "n": n,
+                    "ci_low": np.tanh(z - half),
+                    "ci_high": np.tanh(z + half),
+                }
+            )
+        base = {"metric": metric, "row": row_name(str(metric)), "estimator": "REML"}
+        base["columns"] = "; ".join(label for label, _, _ in studies)
+        if len(studies) < 2:
+            rows.append({**base, "k": len(studies), "reason": "fewer than two corpora"})
+            continue
+        result = meta_analysis([r for _, r, _ in studies], [n for _, _, n in studies], level)
+        rows.append({**base, **asdict(result), "reason": ""})
+    order = [
+        "metric",
+        "row",
+        "k",
+        "pooled_r",
+        "ci_low",
+        "ci_high",
+        "pi_low",
+        "pi_high",
+        "tau2",
+        "i2",
+        "q",
+        "estimator",
+        "columns",
+        "reason",
+    ]
+    return pd.DataFrame(rows).reindex(columns=order), pd.DataFrame(inputs)
+
+
+def _write(frame: pd.DataFrame, path: str | Path) -> None:
+    """A table as CSV with ten significant digits: enough to compare, byte-stable."""
+    write_text(frame.to_csv(index=False, float_format="%.10g", lineterminator="\n"), path)
+
+
+def uncertainty(
+    correlation_paths: Mapping[str, str | Path],
+    speaker_paths: Mapping[str, str | Path],
+    dataset_settings: Mapping[str, Mapping[str, str]],
+    outputs: Mapping[str, str | Path],
+    pages: Mapping[str, str | Path],
+    *,
+    allowlist: Collection[str],
+    settings: Mapping[str, Any],
+    predictors: Mapping[str, Mapping[str, Any]] | None = None,
+) -> pd.DataFrame:
+    """Every output of the stage (``outputs``: ``summary``, ``pairwise``, ``meta``,
+    ``verdicts`` CSVs; ``ranks``, ``matrix`` figures and the ``forest`` directory), the CSVs
+    also as the report's ``pages``; returns the summary.
+
+    ``settings`` is the config's ``uncertainty`` block (``n_boot``, ``seed``, ``level``,
+    ``method``, ``meta_analysis``); the signs are the results table's (the same
+    :func:`aligned_r` of the same correlations), so the intervals are of its cells.
+    """
+    from pathbench_flow.reporting.uncertainty_plots import (  # matplotlib: this stage only
+        plot_forests,
+        plot_pairwise,
+        plot_rank_distribution,
+    )
+
+    correlations = {name: read_parquet(p) for name, p in correlation_paths.items()}
+    columns = results_columns({name: dataset_settings.get(name, {}) for name in correlations})
+    declared = {name: int(entry["direction"]) for name, entry in (predictors or {}).items()}
+    aligned = aligned_r(correlations, columns, declared)
+    speakers = {name: read_parquet(p) for name, p in speaker_paths.items()}
+    design = build_design(aligned, speakers, allowlist)
+    level = float(settings["level"])
+    result = bootstrap_averages(
+        design, int(settings["n_boot"]), int(settings["seed"]), level, str(settings["method"])
+    )
+    category = aligned.rows.set_index("metric")["category"]
+    summary = pd.DataFrame(
+        {
+            "metric": result.metrics,
+            "row": [row_name(m) for m in result.metrics],
+            "category": category.loc[result.metrics].to_numpy(),
+            "n_datasets": design.present.sum(axis=1),
+            "Avg_unrounded": result.estimate,
+            AVERAGE_INTERVAL_COLUMNS[0]: result.low,
+            AVERAGE_INTERVAL_COLUMNS[1]: result.high,
+        }
+    ).merge(rank_summary(result), on="metric")
+    summary.insert(len(summary.columns), "method", result.method)
+    summary.insert(len(summary.columns), "draws_redrawn", result.redrawn)
+    pairwise = pairwise_table(result)
+    pairwise.insert(2, "different", pairwise["p_holm"] < ALPHA)
+    chosen = meta_columns(aligned, correlations, settings["meta_analysis"])
+    meta, inputs = meta_table(aligned, correlations, chosen, level)
+    names = {m: row_name(m) for m in result.metrics}
+    verdicts = category_verdicts(
+        pairwise.replace({"metric": names, "other": names}),
+        [names[p] for p in (predictors or {})],
+        {names[m]: category[m] for m in result.metrics},
+        ALPHA,
+    )
+    for key, frame in (
+        ("summary", summary),
+        ("pairwise", pairwise),
+        ("meta", meta),
+        ("verdicts", verdicts),
+    ):
+        _write(frame, outputs[key])
+    plot_rank_distribution(summary, outputs["ranks"])
+    plot_pairwise(summary, pairwise, outputs["matrix"], ALPHA)
+    plot_forests(meta, inputs, outputs["forest"], level)
+    write_html_tables(pages)
+    return summary

@@ -1,0 +1,514 @@
+"""How certain the results table's ranking is: a speaker bootstrap of every Avg, rank
+probabilities, pairwise differences, and a random-effects meta-analysis per metric.
+
+Why a bespoke resampling: the table's columns are not independent samples. The MC, EX and
+Full columns of one corpus, and its word and sentence tasks, rate the same speakers, so a
+bootstrap that resampled each column on its own would treat one speaker's luck as many
+independent draws. Here a *corpus* (a dataset's ``corpus``, from PathBench's path layout or
+the config's ``corpus:`` key; a dataset without one is a corpus of its own) is the unit: each
+replicate draws its rated speakers (identified by id across its columns) once, with
+replacement, and that one draw weights every cell of every column of the corpus. Each cell's
+sign-aligned Pearson r is recomputed on the draw (a weighted r with the draw's counts as
+weights, which is the r of the resampled speakers), and each metric's Avg is the unrounded
+mean of its row's cells.
+
+Intervals are percentile intervals by default, BCa (bias-corrected and accelerated) on
+request: ``benchmarks/uncertainty_coverage.py`` measures the coverage of both on simulated
+benchmarks of PathBench's dependence structure (8 to 30 speakers per corpus), and
+``benchmarks/README.md`` has its table: the percentile interval covered the true Avg at
+least as often as BCa, whose jackknife acceleration is noisy with so few speakers.
+
+Written here rather than through :func:`scipy.stats.bootstrap`: scipy resamples and
+computes BCa well, but it cannot draw again a replicate in which a small column's draw has
+fewer than three distinct speakers (no r), so one such draw in 2,000 would turn every
+interval into NaN. The BCa formulas are scipy's for several samples; the jackknife is one
+speaker left out at a time. Also written here: the weighted r, the rank summaries, the
+p-value of a difference (over its bootstrap standard error; :func:`bootstrap_p` says why)
+and Holm's adjustment (statsmodels' ``multipletests`` would do, but is not a dependency for
+five lines).
+
+The meta-analysis pools Fisher-z r over columns whose speakers do not overlap (one per
+corpus) with a random-effects model whose between-corpus variance τ² is estimated by REML,
+as R's metafor ``rma`` does by default; intervals are Wald (normal) intervals and I² is
+metafor's (τ² over τ² plus the typical within-corpus variance). Written here because
+statsmodels' ``combine_effects`` offers no REML and its I² is Q-based; scipy's ``brentq``
+solves the REML score equation. ``benchmarks/metafor_reference.R`` recomputes the frozen
+reference values the tests compare with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, special, stats
+
+MIN_SPEAKERS = 3
+"""Fewest distinct speakers a replicate's cell needs for an r (as the point estimate)."""
+MAX_REDRAWS = 100
+"""Rounds of drawing again the draws that leave a cell without an r, before giving up."""
+METHODS = ("percentile", "BCa")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The metrics of one column that share one speaker set, as the bootstrap reads them.
+
+    ``positions`` index the column's corpus speakers; ``x`` (speakers × metrics) holds the
+    metrics' values times their sign, so the weighted r is the sign-aligned r; ``y`` the
+    speakers' ratings.
+    """
+
+    column: int
+    metrics: np.ndarray
+    positions: np.ndarray
+    x: np.ndarray
+    y: np.ndarray
+
+
+@dataclass(frozen=True)
+class Design:
+    """What the bootstrap resamples: corpora of speakers and the cells that read them."""
+
+    metrics: list[str]
+    columns: list[str]
+    corpus_of_column: list[int]
+    corpus_speakers: list[list[str]]
+    cells: list[Cell]
+
+    @property
+    def present(self) -> np.ndarray:
+        """metric × column: the cells with a value, the ones each Avg is taken over."""
+        mask = np.zeros((len(self.metrics), len(self.columns)), dtype=bool)
+        for cell in self.cells:
+            mask[cell.metrics, cell.column] = True
+        return mask
+
+
+def design_of(
+    metrics: Sequence[str],
+    columns: Sequence[tuple[str, str]],
+    cells: Sequence[tuple[str, str, Sequence[str], np.ndarray, np.ndarray]],
+) -> Design:
+    """A :class:`Design` from plain inputs.
+
+    ``columns``: (column label, corpus) in table order. ``cells``: (metric, column label,
+    speaker ids, aligned values, ratings); a metric's cells that share a speaker list are
+    grouped, so the bootstrap multiplies one weight matrix per group.
+    """
+    labels = [label for label, _ in columns]
+    corpora = list(dict.fromkeys(corpus for _, corpus in columns))
+    corpus_of_column = [corpora.index(corpus) for _, corpus in columns]
+    speakers: list[set[str]] = [set() for _ in corpora]
+    for _, label, ids, _, _ in cells:
+        speakers[corpus_of_column[labels.index(label)]].update(ids)
+    corpus_speakers = [sorted(s) for s in speakers]
+    groups: dict[tuple[int, tuple[str, ...]], list[tuple[int, np.ndarray, np.ndarray]]] = {}
+    for metric, label, ids, x, y in cells:
+        column = labels.index(label)
+        order = np.argsort(np.asarray(ids, dtype=object), kind="stable")
+        key = (column, tuple(np.asarray(ids, dtype=object)[order]))
+        groups.setdefault(key, []).append(
+            (list(metrics).index(metric), np.asarray(x, float)[order], np.asarray(y, float)[order])
+        )
+    built = []
+    for (column, ids), members in sorted(groups.items(), key=lambda item: item[0]):
+        ys = [y for _, _, y in members]
+        if any(not np.array_equal(ys[0], y) for y in ys[1:]):
+            raise ValueError(f"column {labels[column]!r}: one speaker with two ratings")
+        position = {s: i for i, s in enumerate(corpus_speakers[corpus_of_column[column]])}
+        built.append(
+            Cell(
+                column,
+                np.array([m for m, _, _ in members]),
+                np.array([position[s] for s in ids]),
+                np.column_stack([x for _, x, _ in members]),
+                ys[0],
+            )
+        )
+    return Design(list(metrics), labels, corpus_of_column, corpus_speakers, built)
+
+
+def weighted_r(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r of ``x`` (speakers × k) with ``y`` under each row of ``weights`` (… ×
+    speakers, counts of a resample): shape … × k. NaN where the draw has fewer than
+    ``MIN_SPEAKERS`` distinct speakers or a constant x or y, as the point estimate would be."""
+    xc, yc = x - x.mean(axis=0), y - y.mean()
+    total = np.maximum(weights.sum(axis=-1)[..., None], 1.0)  # no draw: invalid below
+    sx, sy = weights @ xc, (weights @ yc)[..., None]
+    vx = weights @ (xc * xc) - sx * sx / total
+    vy = (weights @ (yc * yc))[..., None] - sy * sy / total
+    cov = weights @ (xc * yc[:, None]) - sx * sy / total
+    scale_x, scale_y = (xc * xc).sum(axis=0), (yc * yc).sum()
+    valid = (
+        (vx > 1e-12 * scale_x)
+        & (vy > 1e-12 * scale_y)
+        & ((weights > 0).sum(axis=-1) >= MIN_SPEAKERS)[..., None]
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = cov / np.sqrt(vx * vy)
+    return np.where(valid, np.clip(r, -1.0, 1.0), np.nan)
+
+
+def _counts(indices: np.ndarray, size: int) -> np.ndarray:
+    """How often each of ``size`` speakers is drawn, per row of ``indices`` (… × draws)."""
+    flat = indices.reshape(-1, indices.shape[-1])
+    offsets = flat + size * np.arange(len(flat))[:, None]
+    counts = np.bincount(offsets.ravel(), minlength=size * len(flat)).reshape(len(flat), size)
+    return counts.reshape(*indices.shape[:-1], size).astype(np.float64)
+
+
+def cell_r(design: Design, counts: Sequence[np.ndarray]) -> np.ndarray:
+    """Every cell's sign-aligned r under per-corpus draw counts: … × metric × column."""
+    batch = counts[0].shape[:-1]
+    r = np.full((*batch, len(design.metrics), len(design.columns)), np.nan)
+    for cell in design.cells:
+        weights = counts[design.corpus_of_column[cell.column]][..., cell.positions]
+        r[..., cell.metrics, cell.column] = weighted_r(weights, cell.x, cell.y)
+    return r
+
+
+def averages(design: Design, counts: Sequence[np.ndarray]) -> np.ndarray:
+    """Every metric's unrounded Avg under per-corpus draw counts: … × metric. A replicate in
+    which one of a row's cells has no r gives that row NaN, not a mean of fewer columns."""
+    present = design.present
+    r = cell_r(design, counts)
+    return np.where(present, r, 0.0).sum(axis=-1) / present.sum(axis=-1)
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """Replicates of every Avg and the intervals of Avgs and their pairwise differences."""
+
+    metrics: list[str]
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    replicates: np.ndarray
+    """metric × replicate Avgs."""
+    pairs: list[tuple[int, int]]
+    pair_low: np.ndarray
+    pair_high: np.ndarray
+    method: str
+    level: float
+    redrawn: int
+    """Draws of a corpus made again because they left a cell without an r."""
+
+
+def _defined(design: Design, corpus: int, counts: np.ndarray) -> np.ndarray:
+    """Per draw (row of ``counts``), whether every cell of ``corpus`` has an r under it."""
+    defined = np.ones(len(counts), dtype=bool)
+    for cell in design.cells:
+        if design.corpus_of_column[cell.column] == corpus:
+            r = weighted_r(counts[:, cell.positions], cell.x, cell.y)
+            defined &= np.isfinite(r).all(axis=-1)
+    return defined
+
+
+def _draws(design: Design, n_boot: int, seed: int) -> tuple[list[np.ndarray], int]:
+    """Per corpus, ``n_boot`` × speakers counts of a draw with replacement of its speakers:
+    one draw per corpus and replicate, shared by every column of the corpus; and how many
+    draws were made again.
+
+    A draw that leaves some cell of the corpus without an r (fewer than ``MIN_SPEAKERS``
+    distinct speakers of a small column, or a constant metric) is drawn again, so the
+    bootstrap is conditioned on every cell having an r, as the table itself does; a corpus
+    whose draws keep failing is refused.
+    """
+    rng = np.random.default_rng(seed)
+    draws, redrawn = [], 0
+    for corpus, speakers in enumerate(design.corpus_speakers):
+        n = len(speakers)
+        counts = _counts(rng.integers(0, n, size=(n_boot, n)), n)
+        for _ in range(MAX_REDRAWS):
+            undefined = ~_defined(design, corpus, counts)
+            if not undefined.any():
+                break
+            redrawn += int(undefined.sum())
+            counts[undefined] = _counts(rng.integers(0, n, size=(int(undefined.sum()), n)), n)
+        else:
+            raise ValueError(
+                f"corpus of columns {_columns_of(design, corpus)}: {MAX_REDRAWS} redraws still "
+                "leave some cell without an r; its columns are too small to resample (fewer "
+                "than 4 speakers, or a metric constant on most speakers)"
+            )
+        draws.append(counts)
+    return draws, redrawn
+
+
+def _columns_of(design: Design, corpus: int) -> list[str]:
+    return [c for c, k in zip(design.columns, design.corpus_of_column, strict=True) if k == corpus]
+
+
+def _jackknife(design: Design) -> list[np.ndarray]:
+    """Per corpus, the Avgs with one of its speakers left out (speakers × metric), the
+    others' corpora whole: the jackknife BCa's acceleration is estimated from."""
+    sizes = [len(s) for s in design.corpus_speakers]
+    return [
+        averages(
+            design,
+            [
+                1.0 - np.eye(n) if c == left else np.ones((sizes[left], n))
+                for c, n in enumerate(sizes)
+            ],
+        )
+        for left in range(len(sizes))
+    ]
+
+
+def _bca_levels(
+    replicates: np.ndarray, estimate: np.ndarray, jackknife: list[np.ndarray], level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """BCa's percentile levels per statistic (row), with scipy's formulas for several
+    samples (``scipy.stats._resampling._bca_interval``): bias from the replicates below the
+    estimate, acceleration from each sample's jackknife."""
+    z0 = special.ndtri(np.mean(replicates < estimate[:, None], axis=1))
+    numerator = denominator = 0.0
+    for values in jackknife:
+        u = (len(values) - 1) * (np.nanmean(values, axis=0) - values)
+        numerator = numerator + np.nansum(u**3, axis=0)
+        denominator = denominator + np.nansum(u**2, axis=0)
+    acceleration = numerator / (6 * denominator**1.5)
+    ends = []
+    for tail in ((1 - level) / 2, (1 + level) / 2):
+        z = special.ndtri(tail)
+        ends.append(special.ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z))))
+    return ends[0], ends[1]
+
+
+def _intervals(
+    replicates: np.ndarray,
+    estimate: np.ndarray,
+    jackknife: list[np.ndarray],
+    level: float,
+    method: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's interval from its finite replicates, by ``method``."""
+    if method == "BCa":
+        low_level, high_level = _bca_levels(replicates, estimate, jackknife, level)
+    else:
+        low_level = np.full(len(estimate), (1 - level) / 2)
+        high_level = np.full(len(estimate), (1 + level) / 2)
+    low, high = np.full(len(estimate), np.nan), np.full(len(estimate), np.nan)
+    for i, row in enumerate(replicates):
+        if np.isfinite(low_level[i]) and np.isfinite(high_level[i]):
+            low[i] = np.quantile(row, low_level[i])
+            high[i] = np.quantile(row, high_level[i])
+    return low, high
+
+
+def bootstrap_averages(
+    design: Design, n_boot: int, seed: int, level: float = 0.95, method: str = "percentile"
+) -> BootstrapResult:
+    """The speaker bootstrap of the module docstring (draws as :func:`_draws` makes them)."""
+    if method not in METHODS:
+        raise ValueError(f"bootstrap method {method!r} is not one of {list(METHODS)}")
+    m = len(design.metrics)
+    pairs = list(combinations(range(m), 2))
+    first = np.array([i for i, _ in pairs], dtype=int)
+    second = np.array([j for _, j in pairs], dtype=int)
+
+    def statistic(counts: list[np.ndarray]) -> np.ndarray:
+        """Every Avg, then every pair's difference (first − second): … × statistic."""
+        avg = averages(design, counts)
+        return np.concatenate([avg, avg[..., first] - avg[..., second]], axis=-1)
+
+    estimate = statistic([np.ones(len(s)) for s in design.corpus_speakers])
+    draws, redrawn = _draws(design, n_boot, seed)
+    replicates = statistic(draws).T
+    jackknife = [
+        np.concatenate([a, a[:, first] - a[:, second]], axis=1) for a in _jackknife(design)
+    ]
+    low, high = _intervals(replicates, estimate, jackknife, level, method)
+    return BootstrapResult(
+        metrics=list(design.metrics),
+        estimate=estimate[:m],
+        low=low[:m],
+        high=high[:m],
+        replicates=replicates[:m],
+        pairs=pairs,
+        pair_low=low[m:],
+        pair_high=high[m:],
+        method=method,
+        level=level,
+        redrawn=redrawn,
+    )
+
+
+def rank_summary(result: BootstrapResult) -> pd.DataFrame:
+    """Per metric, its rank by Avg (1 = highest) in the replicates: the probability of
+    ranking first and the central ``level`` interval of its rank, with the whole
+    distribution (``p_rank_<k>``) for the figure."""
+    replicates = result.replicates
+    ranks = stats.rankdata(-replicates, axis=0, method="min").astype(int)
+    m = len(result.metrics)
+    tail = (1 - result.level) / 2
+    frame = pd.DataFrame(
+        {
+            "metric": result.metrics,
+            "rank": stats.rankdata(-result.estimate, method="min").astype(int),
+            "p_rank_1": (ranks == 1).mean(axis=1),
+            "rank_low": np.quantile(ranks, tail, axis=1, method="inverted_cdf").astype(int),
+            "rank_high": np.quantile(ranks, 1 - tail, axis=1, method="inverted_cdf").astype(int),
+        }
+    )
+    for k in range(1, m + 1):
+        frame[f"p_rank_{k}"] = (ranks == k).mean(axis=1)
+    return frame
+
+
+def holm(p: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjustment of ``p`` (familywise error over all of them)."""
+    p = np.asarray(p, dtype=float)
+    order = np.argsort(p, kind="stable")
+    steps = (len(p) - np.arange(len(p))) * p[order]
+    adjusted = np.empty_like(p)
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(steps))
+    return adjusted
+
+
+def bootstrap_p(estimate: np.ndarray, replicates: np.ndarray) -> np.ndarray:
+    """Two-sided p-value that a difference is zero, per row: the estimate over its bootstrap
+    standard error, against the normal distribution.
+
+    Why not the share of replicates beyond zero: from 2,000 replicates that share cannot go
+    below 1/2,000, and Holm over PathBench's 78 pairs needs p below 0.05/78 = 0.00064 for
+    the first pair, so no pair could ever be called different.
+    """
+    se = replicates.std(axis=-1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.abs(estimate) / se
+    return np.where(se > 0, 2 * special.ndtr(-z), np.where(estimate == 0, 1.0, 0.0))
+
+
+def pairwise_table(result: BootstrapResult) -> pd.DataFrame:
+    """Every pair of metrics: the difference of Avg (first − second), its interval, the
+    p-value (:func:`bootstrap_p`) and the Holm-adjusted p-value over all pairs."""
+    replicates = result.replicates
+    first = np.array([i for i, _ in result.pairs], dtype=int)
+    second = np.array([j for _, j in result.pairs], dtype=int)
+    difference = result.estimate[first] - result.estimate[second]
+    p = bootstrap_p(difference, replicates[first] - replicates[second])
+    return pd.DataFrame(
+        {
+            "metric": [result.metrics[i] for i in first],
+            "other": [result.metrics[j] for j in second],
+            "difference": difference,
+            "ci_low": result.pair_low,
+            "ci_high": result.pair_high,
+            "p": p,
+            "p_holm": holm(p),
+        }
+    )
+
+
+@dataclass(frozen=True)
+class MetaAnalysis:
+    """A random-effects pooled r (REML τ²) over k columns with independent speakers."""
+
+    k: int
+    pooled_r: float
+    ci_low: float
+    ci_high: float
+    pi_low: float
+    pi_high: float
+    tau2: float
+    i2: float
+    q: float
+    pooled_z: float
+    se_z: float
+
+
+def _reml_score(tau2: float, z: np.ndarray, v: np.ndarray) -> float:
+    """The derivative of the REML log-likelihood in τ² (up to a factor ½):
+    ``y'PPy − tr(P)`` of an intercept-only model."""
+    w = 1 / (v + tau2)
+    mu = (w * z).sum() / w.sum()
+    residual = w * (z - mu)
+    trace = w.sum() - (w * w).sum() / w.sum()
+    return float((residual * residual).sum() - trace)
+
+
+def reml_tau2(z: np.ndarray, v: np.ndarray) -> float:
+    """REML's τ² of effects ``z`` with sampling variances ``v``: 0 where the score at 0 is
+    not positive (no excess heterogeneity), else the root of the score."""
+    if len(z) < 2 or _reml_score(0.0, z, v) <= 0:
+        return 0.0
+    upper = max(float(np.var(z)), float(v.max()))
+    while _reml_score(upper, z, v) > 0:
+        upper *= 2
+    return float(optimize.brentq(_reml_score, 0.0, upper, args=(z, v), xtol=1e-15, rtol=1e-15))
+
+
+def meta_analysis(r: Sequence[float], n: Sequence[int], level: float = 0.95) -> MetaAnalysis:
+    """Random-effects meta-analysis of Pearson r on Fisher's z (variance 1/(n−3)), as
+    metafor's ``rma(yi, vi, method="REML")`` computes it; results back on the r scale."""
+    r, n = np.asarray(r, float), np.asarray(n, float)
+    if len(r) < 2 or (n <= 3).any():
+        raise ValueError("a meta-analysis needs two columns or more, each of 4 speakers or more")
+    z, v = np.arctanh(r), 1 / (n - 3)
+    tau2 = reml_tau2(z, v)
+    w = 1 / (v + tau2)
+    mu, se = (w * z).sum() / w.sum(), 1 / np.sqrt(w.sum())
+    fixed = 1 / v
+    q = float((fixed * (z - (fixed * z).sum() / fixed.sum()) ** 2).sum())
+    typical = (len(z) - 1) * fixed.sum() / (fixed.sum() ** 2 - (fixed * fixed).sum())
+    crit = special.ndtri(1 - (1 - level) / 2)
+    spread = np.sqrt(tau2 + se * se)
+    return MetaAnalysis(
+        k=len(z),
+        pooled_r=float(np.tanh(mu)),
+        ci_low=float(np.tanh(mu - crit * se)),
+        ci_high=float(np.tanh(mu + crit * se)),
+        pi_low=float(np.tanh(mu - crit * spread)),
+        pi_high=float(np.tanh(mu + crit * spread)),
+        tau2=tau2,
+        i2=float(100 * tau2 / (tau2 + typical)),
+        q=q,
+        pooled_z=float(mu),
+        se_z=float(se),
+    )
+
+
+def category_verdicts(
+    pairwise: pd.DataFrame,
+    predictors: Sequence[str],
+    category_of: Mapping[str, str],
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """For each predictor and each category of built-in measures, one sentence: better than
+    every measure of the category on average, or which it is better than, indistinguishable
+    from and worse than (Holm-adjusted p < ``alpha`` decides)."""
+    rows = []
+    for predictor in predictors:
+        mine = pairwise[(pairwise["metric"] == predictor) | (pairwise["other"] == predictor)]
+        verdict: dict[str, tuple[str, float]] = {}
+        for row in mine.itertuples(index=False):
+            other, sign = (row.other, 1) if row.metric == predictor else (row.metric, -1)
+            if other in predictors:
+                continue
+            difference = sign * row.difference
+            outcome = "indistinguishable from"
+            if row.p_holm < alpha:
+                outcome = "better than" if difference > 0 else "worse than"
+            verdict[other] = (outcome, row.p_holm)
+        for category in dict.fromkeys(category_of[m] for m in verdict):
+            members = [m for m in verdict if category_of[m] == category]
+            outcomes = {o: [m for m in members if verdict[m][0] == o] for o in _OUTCOMES}
+            if len(outcomes["better than"]) == len(members):
+                sentence = (
+                    f"{predictor} is better than every measure of {category} on average "
+                    f"({', '.join(members)})"
+                )
+            else:
+                sentence = f"{predictor}: " + "; ".join(
+                    f"{outcome} {', '.join(names)}" for outcome, names in outcomes.items() if names
+                )
+            rows.append({"predictor": predictor, "category": category, "verdict": sentence})
+    return pd.DataFrame(rows, columns=["predictor", "category", "verdict"])
+
+
+_OUTCOMES = ("better than", "indistinguishable from", "worse than")

@@ -1,0 +1,111 @@
+"""The uncertainty stage from correlation and speaker files to its tables, figures and the
+interval beside Avg in results_table.csv, on three corpora, one with MC and EX columns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_analysis_outputs import OUTPUTS, speakers_file
+
+from pathbench_flow.stages.analysis import correlate, results_table
+from pathbench_flow.stages.uncertainty import uncertainty
+from pathbench_flow.testing import KALDI_METADATA as KALDI
+
+SETTINGS = {"n_boot": 300, "seed": 5, "level": 0.95, "method": "percentile", "meta_analysis": {}}
+TABLES = ("summary", "pairwise", "meta", "verdicts")
+
+
+def _inputs(tmp_path: Path) -> tuple[dict, dict, dict]:
+    """UASpeech Word MC and EX over the same speakers (one corpus), a dataset with its own
+    ``corpus:`` key and one with none (a corpus of its own)."""
+    settings = {
+        "ua_balanced": {"path": str(KALDI / "uaspeech/pathological/word/balanced")},
+        "ua_unbalanced": {"path": str(KALDI / "uaspeech/pathological/word/unbalanced")},
+        "mine": {"path": "elsewhere/mine", "corpus": "Mine"},
+        "other": {"path": "elsewhere/other"},
+    }
+    speakers, correlations = {}, {}
+    for seed, name in enumerate(settings):
+        speakers[name] = speakers_file(tmp_path / f"{name}_speakers.parquet", seed)
+        correlations[name] = tmp_path / f"{name}_corr.parquet"
+        correlate(speakers[name], correlations[name], allowlist=(), n_boot=50, seed=1)
+    return correlations, speakers, settings
+
+
+def _run(tmp_path: Path, out: Path, settings: dict = SETTINGS) -> pd.DataFrame:
+    correlations, speakers, dataset_settings = _inputs(tmp_path)
+    out.mkdir(exist_ok=True)
+    outputs = {key: out / f"{key}.csv" for key in TABLES}
+    outputs |= {"ranks": out / "ranks.png", "matrix": out / "matrix.png", "forest": out / "forest"}
+    return uncertainty(
+        correlations,
+        speakers,
+        dataset_settings,
+        outputs,
+        {out / f"{key}.csv": out / f"{key}.html" for key in TABLES},
+        allowlist=(),
+        settings=settings,
+    )
+
+
+def test_intervals_ranks_pairs_and_meta_analysis(tmp_path: Path) -> None:
+    summary = _run(tmp_path, tmp_path / "a").set_index("metric")
+    assert sorted(summary.index) == ["cpp_fa", "per", "wada_snr"]
+    assert (summary["Avg_ci_low"] < summary["Avg_unrounded"]).all()
+    assert (summary["Avg_unrounded"] < summary["Avg_ci_high"]).all()
+    assert summary["p_rank_1"].sum() == pytest.approx(1.0)
+    assert (summary["n_datasets"] == 4).all()
+    pairs = pd.read_csv(tmp_path / "a" / "pairwise.csv")
+    assert len(pairs) == 3 and pairs["p_holm"].between(0, 1).all()
+    meta = pd.read_csv(tmp_path / "a" / "meta.csv").set_index("metric")
+    # One column per corpus: UASpeech's MC (its first column; both have 10 speakers), and
+    # the two other corpora: EX shares MC's speakers and stays out.
+    assert meta.at["vsa", "reason"] == "fewer than two corpora"  # no r anywhere
+    meta = meta.drop(index="vsa")
+    assert (meta["k"] == 3).all()
+    assert set(meta["columns"]) == {"UASpeech Word MC; Mine; other"}
+    assert (meta["estimator"] == "REML").all()
+    assert sorted(p.name for p in (tmp_path / "a" / "forest").iterdir()) == [
+        "cpp_fa.png",
+        "per.png",
+        "wada_snr.png",
+    ]
+    # Rerun: the same bytes.
+    _run(tmp_path, tmp_path / "b")
+    for name in ("summary.csv", "pairwise.csv", "meta.csv", "ranks.png", "matrix.png"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_results_table_shows_the_interval_beside_avg_and_pathbench_file_does_not(
+    tmp_path: Path,
+) -> None:
+    _run(tmp_path, tmp_path / "u")
+    correlations, _, settings = _inputs(tmp_path)
+    results_table(
+        correlations,
+        settings,
+        tmp_path,
+        *(tmp_path / n for n in OUTPUTS),
+        {},
+        interval=tmp_path / "u" / "summary.csv",
+    )
+    table = pd.read_csv(tmp_path / "results_table.csv")
+    assert list(table.columns[-4:]) == ["Avg", "Avg_ci_low", "Avg_ci_high", "n_datasets"]
+    assert table.set_index("metric").loc["vsa", ["Avg", "Avg_ci_low"]].isna().all()
+    table = table.dropna(subset=["Avg"])
+    assert (table["Avg_ci_low"] <= table["Avg"]).all() and (
+        table["Avg"] <= table["Avg_ci_high"]
+    ).all()
+    assert "Avg_ci_low" not in (tmp_path / OUTPUTS[0]).read_text().splitlines()[0]
+
+
+def test_meta_analysis_column_is_the_users_choice(tmp_path: Path) -> None:
+    chosen = {**SETTINGS, "meta_analysis": {"UASpeech": "ua_unbalanced"}}
+    _run(tmp_path, tmp_path / "c", chosen)
+    meta = pd.read_csv(tmp_path / "c" / "meta.csv").query("k > 0")
+    assert set(meta["columns"]) == {"UASpeech Word EX; Mine; other"}
+    wrong = {**SETTINGS, "meta_analysis": {"UASpeech": "mine"}}
+    with pytest.raises(ValueError, match="not a dataset of that corpus"):
+        _run(tmp_path, tmp_path / "d", wrong)
