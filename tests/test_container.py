@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +35,7 @@ from pathbench_flow.testing.workflow_run import (
     copy_workflow,
     full_log,
     start_snakemake,
+    wait_or_kill,
 )
 
 pytestmark = [pytest.mark.container, pytest.mark.slow]
@@ -91,12 +91,7 @@ def _run(workdir: Path, *args: str, environment: dict[str, str]) -> None:
             *args,
             environment=LOCAL_RUN | environment,
         )
-        try:
-            returncode = process.wait(timeout=RUN_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            returncode = None
+        returncode = wait_or_kill(process, RUN_TIMEOUT_S)
     assert returncode == 0, f"snakemake {' '.join(args)} ended {returncode}:\n{out.read_text()}"
 
 

@@ -51,6 +51,7 @@ from pathbench_flow.testing.workflow_run import (
     output_files,
     snakemake,
     start_snakemake,
+    wait_or_kill,
 )
 
 pytestmark = [pytest.mark.storage, pytest.mark.slow]
@@ -259,11 +260,7 @@ def run_isolated(
     with open(log_path, "w") as log:
         process = start_snakemake(workdir, log, *options, *args)
         try:
-            returncode = process.wait(timeout=RUN_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            returncode = None
+            returncode = wait_or_kill(process, RUN_TIMEOUT_S)
         finally:
             _stop_leftover_jobs(state)
     return IsolatedRun(returncode, log_path.read_text(), _job_states(state))

@@ -20,7 +20,6 @@ import importlib.util
 import os
 import re
 import shutil
-import signal
 import subprocess
 from pathlib import Path
 
@@ -28,7 +27,13 @@ import pytest
 import yaml
 from test_resume import reference_run
 
-from pathbench_flow.testing.workflow_run import REPO, copy_workflow, output_files, start_snakemake
+from pathbench_flow.testing.workflow_run import (
+    REPO,
+    copy_workflow,
+    output_files,
+    start_snakemake,
+    wait_or_kill,
+)
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -123,11 +128,7 @@ def _run(workdir: Path, *args: str) -> str:
     with open(log_path, "w") as log:
         process = start_snakemake(workdir, log, *args)
         try:
-            returncode = process.wait(timeout=RUN_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            returncode = None
+            returncode = wait_or_kill(process, RUN_TIMEOUT_S)
         finally:
             _cancel_jobs_in(workdir)
     text = log_path.read_text()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -70,6 +71,18 @@ def start_snakemake(
         start_new_session=True,
         env=os.environ | dict(environment or {}),
     )
+
+
+def wait_or_kill(process: subprocess.Popen, timeout_s: float) -> int | None:
+    """The return code of a run started by :func:`start_snakemake`, or None when it outlived
+    ``timeout_s`` and was killed with every job it started, so a hung run fails its test
+    instead of the whole suite."""
+    try:
+        return process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        return None
 
 
 def full_log(workdir: Path) -> str:
