@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import soundfile as sf
-from test_validation_findings import as_reference, errors, failing, warnings_of
+from test_validation_findings import as_reference, errors, failing, refused, warnings_of
 
 from pathbench_flow.audio import load_audio
 from pathbench_flow.data.dataset import Dataset
@@ -123,7 +123,8 @@ def test_ids_the_config_calls_distinct_are_not_reported(tmp_path):
 
 
 def test_sets_without_shared_speakers_get_no_warning(tmp_path):
-    test, reference = build_dataset(tmp_path / "test"), build_dataset(tmp_path / "control")
+    test = build_dataset(tmp_path / "test")
+    reference = build_dataset(tmp_path / "control", id_prefix="ref_")
     rename(reference, "utt2spk", r" spk", " ctl")
     for name in ("spk2score", "spk2gender"):
         rename(reference, name, r"^spk", "ctl")
@@ -282,3 +283,22 @@ def test_a_transcription_in_nfd_matches_its_reference_in_nfc(tmp_path):
     (test_utt,) = [u for u in Dataset(test).utterances.values() if u.utt_id == "spk1_u0"]
     (control_utt,) = [u for u in Dataset(control).utterances.values() if u.utt_id == "spk2_u0"]
     assert test_utt.text != control_utt.text and test_utt.text_clean == control_utt.text_clean
+
+
+def test_an_utterance_id_in_both_sets_is_refused_naming_the_ids(tmp_path):
+    """Two sessions exported with the same ids (spk1_u0 ... in both): other recordings, one
+    id. Trim tables, tracks and references key a recording by its id across the two sets."""
+    test, reference = build_dataset(tmp_path / "test"), build_dataset(tmp_path / "control")
+    (finding,) = [
+        f for f in errors(refused(test, reference, tmp_path)) if "utterance id(s)" in f.problem
+    ]
+    assert finding.value == "spk1_u0, spk1_u1, spk2_u0, spk2_u1"
+    assert finding.problem == (
+        f"4 utterance id(s) are in both test dataset {test} and reference dataset {reference}: "
+        "an id names one recording across both sets"
+    )
+    assert "prefix its ids" in finding.fix
+    renamed = build_dataset(tmp_path / "renamed", id_prefix="ref_")
+    assert not [
+        f for f in as_reference(test, renamed, tmp_path).findings if "utterance id(s)" in f.problem
+    ]

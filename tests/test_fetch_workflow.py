@@ -120,7 +120,7 @@ def test_fetched_models_give_every_model_row_and_a_second_offline_run_fetches_no
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))  # no cache outside the test
     workdir = copy_workflow(tmp_path / "run")
     build_tone_dataset(workdir / "data" / "mine")
-    build_dataset(workdir / "data" / "ctl")
+    build_dataset(workdir / "data" / "ctl", id_prefix="ref_")
     (workdir / "stand-in.lock.json").write_text(json.dumps(_lock(standin, served)))
     config = {
         "datasets": {

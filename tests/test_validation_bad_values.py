@@ -214,9 +214,10 @@ def sha256(path: Path) -> str:
 
 def copied(scratch: Path, *, segments: bool = False) -> tuple[Path, Path]:
     """A test and a control dataset whose control spk1 recording(s) are byte-identical copies
-    of the test set's, at the control set's own paths."""
+    of the test set's, at the control set's own paths, under the control set's own ids
+    (``ref_spk1_u0`` ...)."""
     test = build_dataset(scratch / "test", segments=segments)
-    control = build_dataset(scratch / "control", segments=segments)
+    control = build_dataset(scratch / "control", segments=segments, id_prefix="ref_")
     for name in ("spk1_rec",) if segments else ("spk1_u0",):
         shutil.copy(test / "wav" / f"{name}.wav", control / "wav" / f"{name}.wav")
     return test, control
@@ -230,29 +231,29 @@ def test_a_copy_is_found_by_its_digest(tmp_path, wav_hash):
     if wav_hash in ("test", "control"):
         write_hashes(test if wav_hash == "test" else control)
     if wav_hash == "stale":
-        write_lines(control / "wav_hash.scp", [f"spk1_u0 {'0' * 64}"])
+        write_lines(control / "wav_hash.scp", [f"ref_spk1_u0 {'0' * 64}"])
     finding = only(refused(test, control, tmp_path))
-    assert finding.value == "spk1_u0 = spk1_u0" and finding.utterances == ("spk1_u0",)
+    assert finding.value == "spk1_u0 = ref_spk1_u0" and finding.utterances == ("ref_spk1_u0",)
     assert f"reference dataset {control} shares 1 recording(s) with test dataset {test}" in (
         finding.problem
     )
     assert "the same SHA-256" in finding.problem and "scored against themselves" in finding.problem
     dropped = as_reference(test, control, tmp_path, on_error="drop")
-    assert dropped.dropped == ["spk1_u0"]
+    assert dropped.dropped == ["ref_spk1_u0"]
     kept = load_manifest(tmp_path / "reference_manifest.parquet")
-    assert list(kept["utt_id"]) == ["spk1_u1", "spk2_u0", "spk2_u1"]
+    assert list(kept["utt_id"]) == ["ref_spk1_u1", "ref_spk2_u0", "ref_spk2_u1"]
     assert list(kept["audio_sha256"]) == [
-        sha256(control / "wav" / f"{utt}.wav") for utt in kept["utt_id"]
+        sha256(control / "wav" / f"{utt.removeprefix('ref_')}.wav") for utt in kept["utt_id"]
     ]
 
 
 def test_a_copy_under_another_transcription_is_a_warning(tmp_path):
     test, control = copied(tmp_path)
     lines = (control / "text").read_text().splitlines()
-    write_lines(control / "text", ["spk1_u0 A horse ran.", *lines[1:]])
+    write_lines(control / "text", ["ref_spk1_u0 A horse ran.", *lines[1:]])
     reference = as_reference(test, control, tmp_path, shared_speaker_ids="distinct")
     (warning,) = [f for f in reference.findings if f.severity == "warning"]
-    assert warning.value == "spk1_u0 = spk1_u0" and "under different transcriptions" in (
+    assert warning.value == "spk1_u0 = ref_spk1_u0" and "under different transcriptions" in (
         warning.problem
     )
     assert [f.severity for f in reference.findings] == ["warning"]
@@ -263,12 +264,11 @@ def test_a_copied_recording_shares_only_the_segments_whose_times_meet(tmp_path):
     each is shared with its twin, never with the other segment."""
     test, control = copied(tmp_path, segments=True)
     finding = only(refused(test, control, tmp_path))
-    assert finding.value == "spk1_u0 = spk1_u0, spk1_u1 = spk1_u1"
+    assert finding.value == "spk1_u0 = ref_spk1_u0, spk1_u1 = ref_spk1_u1"
     # Test keeps the first segment only, control the second: the same file, no shared audio.
-    for root, keep in ((test, "spk1_u0"), (control, "spk1_u1")):
+    for root, drop in ((test, "spk1_u1"), (control, "ref_spk1_u0")):
         for name in ("segments", "text", "utt2spk"):
             lines = (root / name).read_text().splitlines()
-            drop = "spk1_u1" if keep == "spk1_u0" else "spk1_u0"
             write_lines(root / name, [ln for ln in lines if not ln.startswith(drop)])
     assert not as_reference(test, control, tmp_path, shared_speaker_ids="distinct").findings
 

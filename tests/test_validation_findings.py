@@ -67,11 +67,12 @@ def write_hashes(root: Path) -> None:
 
 
 def sharing_a_recording(scratch: Path, utt: str) -> tuple[Path, Path]:
-    """A test and a control dataset whose control ``utt`` is the test set's recording file."""
+    """A test and a control dataset whose control ``ref_<utt>`` is the test set's ``utt``
+    recording file."""
     test = build_dataset(scratch / "test")
-    control = build_dataset(scratch / "control")
+    control = build_dataset(scratch / "control", id_prefix="ref_")
     lines = [
-        f"{utt} {test / 'wav' / f'{utt}.wav'}" if line.split()[0] == utt else line
+        f"ref_{utt} {test / 'wav' / f'{utt}.wav'}" if line.split()[0] == f"ref_{utt}" else line
         for line in (control / "wav.scp").read_text().splitlines()
     ]
     write_lines(control / "wav.scp", lines)
@@ -90,41 +91,43 @@ def test_reference_that_is_the_test_set_is_refused_naming_both(tmp_path):
 def test_reference_sharing_a_recording_file_is_refused(tmp_path):
     test, control = sharing_a_recording(tmp_path, "spk1_u0")
     (finding,) = errors(refused(test, control, tmp_path))
-    assert finding.value == "spk1_u0 = spk1_u0" and "shares 1 recording" in finding.problem
+    assert finding.value == "spk1_u0 = ref_spk1_u0" and "shares 1 recording" in finding.problem
     assert str(test) in finding.problem and str(control) in finding.problem
     dropped = as_reference(test, control, tmp_path, on_error="drop")
-    assert dropped.dropped == ["spk1_u0"] and "spk1_u0" not in dropped.utterances
+    assert dropped.dropped == ["ref_spk1_u0"] and "ref_spk1_u0" not in dropped.utterances
 
 
 @pytest.mark.parametrize("check_audio", [True, False])
 def test_reference_with_a_copy_of_a_recording_is_refused_by_hash(tmp_path, check_audio):
     """Without audio checks validation computes no digest: wav_hash.scp's alone find the copy."""
     test = build_dataset(tmp_path / "test")
-    control = build_dataset(tmp_path / "control")
+    control = build_dataset(tmp_path / "control", id_prefix="ref_")
     sf.write(control / "wav" / "spk2_u1.wav", tone(1.0, freq=330.0), 16000, subtype="PCM_16")
     shutil.copy(control / "wav" / "spk2_u1.wav", test / "wav" / "spk2_u1.wav")
     for root in (test, control):
         write_hashes(root)
     (finding,) = errors(refused(test, control, tmp_path, check_audio=check_audio))
-    assert finding.value == "spk2_u1 = spk2_u1"
+    assert finding.value == "spk2_u1 = ref_spk2_u1"
 
 
 def test_disjoint_segments_of_one_recording_are_not_an_overlap(tmp_path):
     test = build_dataset(tmp_path / "test", segments=True)
-    control = build_dataset(tmp_path / "control", segments=True)
+    control = build_dataset(tmp_path / "control", segments=True, id_prefix="ref_")
     write_lines(
         control / "wav.scp", [f"spk1_rec {test}/wav/spk1_rec.wav", "spk2_rec wav/spk2_rec.wav"]
     )
     lines = (control / "segments").read_text().splitlines()
     write_lines(control / "segments", lines[1:])  # control keeps only spk1's second second
-    write_lines(test / "segments", (test / "segments").read_text().splitlines()[:1] + lines[2:])
+    test_lines = (test / "segments").read_text().splitlines()
+    write_lines(test / "segments", test_lines[:1] + test_lines[2:])  # test drops spk1's second
     write_lines(test / "utt2spk", ["spk1_u0 spk1", "spk2_u0 spk2", "spk2_u1 spk2"])
     write_lines(
         test / "text", ["spk1_u0 The cat sat.", "spk2_u0 The cat sat.", "spk2_u1 A dog ran!"]
     )
-    write_lines(control / "utt2spk", ["spk1_u1 spk1", "spk2_u0 spk2", "spk2_u1 spk2"])
+    write_lines(control / "utt2spk", ["ref_spk1_u1 spk1", "ref_spk2_u0 spk2", "ref_spk2_u1 spk2"])
     write_lines(
-        control / "text", ["spk1_u1 A dog ran!", "spk2_u0 The cat sat.", "spk2_u1 A dog ran!"]
+        control / "text",
+        ["ref_spk1_u1 A dog ran!", "ref_spk2_u0 The cat sat.", "ref_spk2_u1 A dog ran!"],
     )
     assert not as_reference(test, control, tmp_path, shared_speaker_ids="distinct").findings
 
@@ -143,7 +146,7 @@ def test_workflow_refuses_a_reference_overlapping_the_test_manifest(tmp_path):
             test_directory=test,
         )
     kept = json.loads(failed_report_path(report).read_text())
-    assert kept["outcome"] == "failed" and kept["findings"][0]["value"] == "spk2_u1 = spk2_u1"
+    assert kept["outcome"] == "failed" and kept["findings"][0]["value"] == "spk2_u1 = ref_spk2_u1"
     # With on_error: drop the shared recording leaves the reference set, and says so.
     validate_dataset(
         control,
@@ -154,8 +157,8 @@ def test_workflow_refuses_a_reference_overlapping_the_test_manifest(tmp_path):
         test_manifest=tmp_path / "t.parquet",
         test_directory=test,
     )
-    assert json.loads(report.read_text())["dropped_utterances"] == ["spk2_u1"]
-    assert "spk2_u1" not in set(load_manifest(tmp_path / "ref" / "manifest.parquet")["utt_id"])
+    assert json.loads(report.read_text())["dropped_utterances"] == ["ref_spk2_u1"]
+    assert "ref_spk2_u1" not in set(load_manifest(tmp_path / "ref" / "manifest.parquet")["utt_id"])
 
 
 def test_easycall_metadata_shares_one_recording_between_its_sets(tmp_path):
@@ -308,7 +311,7 @@ def test_utf16_file_is_one_error(tmp_path):
 # ------------------------------------------ item 9: what real corpora contain
 def test_spk2gender_is_optional(tmp_path):
     test = build_dataset(tmp_path / "test")
-    control = build_dataset(tmp_path / "control")
+    control = build_dataset(tmp_path / "control", id_prefix="ref_")
     (test / "spk2gender").unlink()
     ds, reference = Dataset(test), Dataset(control)
     (warning,) = warnings_of(ds)

@@ -154,7 +154,7 @@ def test_each_scoring_job_depends_only_on_the_trim_tables_it_reads(workdir):
     fa variant for none even when fa is among the variants. Its own two datasets share their
     texts, so that the control speakers are "all" references."""
     build_dataset(workdir / "data" / "mine")
-    build_dataset(workdir / "data" / "ctl")
+    build_dataset(workdir / "data" / "ctl", id_prefix="ref_")
     config = USER_CONFIG | {
         "datasets": {"mine": {"path": "data/mine", "reference": "data/ctl"}},
         "evaluators": ["cpp", "sphinx_wer", "f0_range", "p_estoi"],

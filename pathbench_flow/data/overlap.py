@@ -146,6 +146,36 @@ def shared_speakers(
     return [Finding(str(reference_path), 0, value, problem, fix, severity="warning")]
 
 
+def shared_utterance_ids(
+    test_path: Path,
+    test: Iterable[Recording],
+    reference_path: Path,
+    reference: Iterable[Recording],
+) -> list[Finding]:
+    """An error naming the utterance ids found in both the test and the reference set.
+
+    Trim tables, tracks and scores key an utterance by its id across both sets (an ``fa``
+    reference job reads the two sets' trim tables as one), so one id must name one recording.
+    Listed as the reference set's utterances: ``on_error: drop`` removes them there. A
+    reference set that is the test set is refused by :func:`reference_overlap` instead.
+    """
+    if test_path.resolve() == reference_path.resolve():
+        return []
+    test_ids = {row.utt_id for row in test}
+    shared = sorted(row.utt_id for row in reference if row.utt_id in test_ids)
+    if not shared:
+        return []
+    shown = ", ".join(shared[:OVERLAP_EXAMPLES])
+    rest = len(shared) - OVERLAP_EXAMPLES
+    problem = (
+        f"{len(shared)} utterance id(s) are in both test dataset {test_path} and reference "
+        f"dataset {reference_path}: an id names one recording across both sets"
+    )
+    fix = "rename the utterances of one set (e.g. prefix its ids) in every Kaldi file of that set"
+    value = shown + (f" and {rest} more" if rest > 0 else "")
+    return [Finding(str(reference_path), 0, value, problem, fix, utterances=tuple(shared))]
+
+
 def _examples(pairs: list[tuple[str, str]]) -> str:
     shown = ", ".join(f"{test} = {ref}" for test, ref in pairs[:OVERLAP_EXAMPLES])
     rest = len(pairs) - OVERLAP_EXAMPLES

@@ -12,7 +12,12 @@ from typing import Any
 
 from pathbench_flow.data.dataset import Dataset
 from pathbench_flow.data.manifest import assign_shards, load_manifest
-from pathbench_flow.data.overlap import read_hashes, reference_overlap, shared_speakers
+from pathbench_flow.data.overlap import (
+    read_hashes,
+    reference_overlap,
+    shared_speakers,
+    shared_utterance_ids,
+)
 from pathbench_flow.data.validation import MAX_UTTERANCE_S, DatasetError
 from pathbench_flow.io import write_json, write_parquet
 from pathbench_flow.schemas import MANIFEST_SCHEMA
@@ -88,8 +93,8 @@ def validate_dataset(
 def _check_against_test_set(
     reference: Dataset, test_manifest: str | Path, test_dir: Path, shared_speaker_ids: str
 ) -> None:
-    """Add the findings of :func:`reference_overlap` and :func:`shared_speakers` to the
-    reference dataset."""
+    """Add the findings of :func:`reference_overlap`, :func:`shared_speakers` and
+    :func:`shared_utterance_ids` to the reference dataset."""
     test = load_manifest(test_manifest)
     reference.add_findings(
         reference_overlap(
@@ -106,6 +111,9 @@ def _check_against_test_set(
             reference.path,
             reference.utterances.values(),
             shared_speaker_ids,
+        )
+        + shared_utterance_ids(
+            test_dir, test.itertuples(index=False), reference.path, reference.utterances.values()
         )
     )
 

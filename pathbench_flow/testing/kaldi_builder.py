@@ -50,9 +50,11 @@ def write_kaldi(
     write_lines(root / "language", [language])
 
 
-def build_dataset(root: Path, *, segments: bool = False) -> Path:
+def build_dataset(root: Path, *, segments: bool = False, id_prefix: str = "") -> Path:
     """Two speakers × two utterances, 1 s tones; with ``segments`` the utterances are cut from
-    one 2 s recording per speaker. No two files are byte-identical (see :func:`write_tone`)."""
+    one 2 s recording per speaker. No two files are byte-identical (see :func:`write_tone`).
+    ``id_prefix`` starts every utterance id (not the file names): a reference set built beside
+    a test set needs ids of its own, since one id names one recording across both."""
     (root / "wav").mkdir(parents=True, exist_ok=True)
     wav, text, utt2spk, seg = [], [], [], []
     for spk in SPEAKERS:
@@ -61,12 +63,13 @@ def build_dataset(root: Path, *, segments: bool = False) -> Path:
             write_tone(root / "wav" / f"{rec}.wav", 2.0, f"{root.name} {rec}")
             wav.append(f"{rec} wav/{rec}.wav")
         for k, sentence in enumerate(TEXTS):
-            utt = f"{spk}_u{k}"
+            name = f"{spk}_u{k}"
+            utt = f"{id_prefix}{name}"
             if segments:
                 seg.append(f"{utt} {spk}_rec {k * 1.0:.2f} {k * 1.0 + 0.9:.2f}")
             else:
-                write_tone(root / "wav" / f"{utt}.wav", 1.0, f"{root.name} {utt}")
-                wav.append(f"{utt} wav/{utt}.wav")
+                write_tone(root / "wav" / f"{name}.wav", 1.0, f"{root.name} {name}")
+                wav.append(f"{utt} wav/{name}.wav")
             text.append(f"{utt} {sentence}")
             utt2spk.append(f"{utt} {spk}")
     write_kaldi(root, wav, text, utt2spk, SPEAKERS)
