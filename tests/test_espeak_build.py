@@ -30,11 +30,9 @@ import yaml
 
 from pathbench_flow.stages import espeak
 from pathbench_flow.testing import REPO
-from pathbench_flow.testing.speech_fixtures import require
+from pathbench_flow.testing.speech_fixtures import espeak_source
 from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 
-SOURCE_VARIABLE = "PATHBENCH_ESPEAK_SOURCE"
-BUILD_TOOLS = ("autoreconf", "automake", "libtoolize", "make", "gcc")
 TEXTS = {
     "en": ["The quick brown fox jumps over the lazy dog", "Please call Stella"],
     "es": ["El perro come pan en la cocina"],
@@ -102,13 +100,9 @@ def test_another_library_in_the_environment_is_refused(tmp_path) -> None:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> Iterator[tuple[Path, str]]:
     """Debian's espeak-ng source archive, served over HTTP on 127.0.0.1: (file, its URL)."""
-    source = os.environ.get(SOURCE_VARIABLE, "")
-    require(Path(source).is_file(), f"Debian's espeak-ng source archive (${SOURCE_VARIABLE})")
-    for tool in BUILD_TOOLS:
-        require(shutil.which(tool) is not None, tool)
     root = tmp_path_factory.mktemp("served")
     archive = root / "espeak-ng.tar.gz"
-    shutil.copyfile(source, archive)
+    shutil.copyfile(espeak_source(), archive)
     handler = functools.partial(SimpleHTTPRequestHandler, directory=str(root))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

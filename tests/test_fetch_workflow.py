@@ -2,8 +2,9 @@
 artp_old, artp_double_asr, per, dper, double_asr, nad on wav2vec2 features) from models and
 LMs the fetch rules download through huggingface_hub's real code from a local stand-in hub
 (pathbench_flow/testing/hub_standin.py), pinned by a lock naming the stand-in's commits and
-digests (config ``fetch.lock``); then the same rows with the stand-in gone, and a corrupted
-fetched file refused."""
+digests (config ``fetch.lock``), phonemised by the espeak-ng the workflow builds (Debian's
+1.52.0 source standing in for PathBench's commit, as in test_espeak_build); then the same rows
+with the stand-in gone, and a corrupted fetched file refused."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from pathbench_flow.evaluators.neural import ASR_DEFAULT
 from pathbench_flow.neural.models import NAD_MODEL
 from pathbench_flow.testing.hub_standin import HubStandIn, Repo
 from pathbench_flow.testing.kaldi_builder import build_dataset, build_tone_dataset
-from pathbench_flow.testing.speech_fixtures import require_espeak
+from pathbench_flow.testing.speech_fixtures import espeak_source, require_espeak
 from pathbench_flow.testing.tiny_models import write_arpa
 from pathbench_flow.testing.workflow_run import copy_workflow, full_log, snakemake
 
@@ -105,7 +106,9 @@ def _rows(workdir: Path) -> dict[str, pd.DataFrame]:
 
 
 def _fetch_jobs(workdir: Path) -> list[str]:
-    return re.findall(r"^localrule (fetch_\w+):", full_log(workdir), flags=re.MULTILINE)
+    """The fetch and build jobs of the latest run."""
+    pattern = r"^localrule (fetch_\w+|build_espeak):"
+    return re.findall(pattern, full_log(workdir), flags=re.MULTILINE)
 
 
 @pytest.mark.slow
@@ -131,14 +134,19 @@ def test_fetched_models_give_every_model_row_and_a_second_offline_run_fetches_no
         "variants": ["raw"],
         "reference_types": ["all"],
         "openset": {"enabled": False},
-        "fetch": {"enabled": True, "directory": "fetched", "lock": "stand-in.lock.json"},
+        "fetch": {
+            "enabled": True,
+            "directory": "fetched",
+            "lock": "stand-in.lock.json",
+            "espeak_ng": {"url": espeak_source().as_uri()},
+        },
     }
     (workdir / "fetch.yaml").write_text(yaml.safe_dump(config))
     try:
         snakemake(workdir, "--cores", "2", "--configfile", "fetch.yaml")
         # seven checkpoints, and the five languages' LMs from one archive, each fetched once
         jobs = sorted(_fetch_jobs(workdir))
-        assert jobs == ["fetch_archive"] + ["fetch_lm"] * 5 + ["fetch_model"] * 7
+        assert jobs == ["build_espeak", "fetch_archive"] + ["fetch_lm"] * 5 + ["fetch_model"] * 7
         resolved = [path for _, path, _ in standin.requests if "/resolve/" in path]
         assert resolved and all(f"/resolve/{COMMIT}/" in path for path in resolved)
         for name, table in _rows(workdir).items():

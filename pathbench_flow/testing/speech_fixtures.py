@@ -68,6 +68,21 @@ def require(available: bool, what: str) -> None:
     pytest.skip(reason=message)
 
 
+ESPEAK_SOURCE_VARIABLE = "PATHBENCH_ESPEAK_SOURCE"
+ESPEAK_BUILD_TOOLS = ("autoreconf", "automake", "libtoolize", "make", "gcc")
+
+
+def espeak_source() -> Path:
+    """Debian's espeak-ng source archive (``.ci/run`` downloads it with apt and names it in
+    ``$PATHBENCH_ESPEAK_SOURCE``), with the tools the workflow's ``build_espeak`` rule needs:
+    what a test builds espeak-ng from, as the rule builds PathBench's commit."""
+    source = Path(os.environ.get(ESPEAK_SOURCE_VARIABLE, ""))
+    require(source.is_file(), f"Debian's espeak-ng source archive (${ESPEAK_SOURCE_VARIABLE})")
+    for tool in ESPEAK_BUILD_TOOLS:
+        require(shutil.which(tool) is not None, tool)
+    return source
+
+
 def require_espeak() -> None:
     """espeak-ng must be on PATH."""
     require(shutil.which("espeak-ng") is not None, "espeak-ng")
