@@ -397,7 +397,9 @@ def evaluator_tracks(name):
 
 TRACK_READERS = {
     track: [
-        name for name in EVALUATORS if any(use.track.name == track for use in TRACK_USES[name])
+        name
+        for name in EVALUATORS
+        if any(use.track.name == track for use in TRACK_USES[name])
     ]
     for track in TRACK_PLAN
 }
@@ -608,7 +610,10 @@ def track_sources(pattern):
 
 def source_tracks(name):
     """The tracks a track job of ``name`` loads before it computes (``params.sources``)."""
-    return [asdict(planned_track(source).track) for source in planned_track(name).track.sources]
+    return [
+        asdict(planned_track(source).track)
+        for source in planned_track(name).track.sources
+    ]
 
 
 def raw_counterpart(pattern):

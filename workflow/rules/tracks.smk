@@ -8,7 +8,9 @@ rule compute_track:
         manifests=lambda wc: [shard_rows(wc)],
         trims=lambda wc: shard_trim(wc) if wc.variant == "fa" else [],
         raw=raw_counterpart("results/{dataset}/tracks/{track}/raw/{shard}.parquet"),
-        sources=track_sources("results/{dataset}/tracks/{track}/{variant}/{shard}.parquet"),
+        sources=track_sources(
+            "results/{dataset}/tracks/{track}/{variant}/{shard}.parquet"
+        ),
         audio=declared_audio(shard_audio_files),
     output:
         "results/{dataset}/tracks/{track}/{variant}/{shard}.parquet",
