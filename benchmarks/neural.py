@@ -47,7 +47,7 @@ from pathbench_flow.stages.score import load_declared_tracks
 from pathbench_flow.stages.tracks import variant_audio
 from pathbench_flow.status import ALIGNED
 from pathbench_flow.testing.tiny_models import build_char_model, build_phone_model, write_arpa
-from pathbench_flow.tracks.store import track_rows, write_track
+from pathbench_flow.tracks.store import load_tracks, track_rows, write_track
 from pathbench_flow.trimming.vad import FATrimmer
 
 BASE = dict(  # Wav2Vec2Config's defaults (base size), spelled out
@@ -119,6 +119,7 @@ def fresh_job() -> None:
         models.load_encoder,
         model_tracks.ctc_track,
         model_tracks.hidden_track,
+        model_tracks.lm_track,
         lm.load_decoder,
         phonemes.phonemise,
         load_shared,
@@ -214,17 +215,31 @@ def track_jobs(data: Corpus, options: dict, root: Path) -> dict[str, Job]:
         for use in registry.info(name).cls.track_uses(options[name])
     )
     jobs = {}
-    for name, use in planned.items():
+    written: dict[tuple[str, str, str], Path] = {}
+    # a track's sources first: its job loads their files (the n-gram transcription's ASR)
+    for name, use in sorted(planned.items(), key=lambda item: bool(item[1].track.sources)):
         nad = name.startswith("wav2vec2")
         sets = (("tests", data.tests), ("controls", data.controls)) if nad else (("", data.tests),)
         for variant in ("raw", "fa") if nad else ("raw",):
             trimmer = FixedTrim() if variant == "fa" else None
             for label, items in sets:
                 path = root / f"{name}.{variant}.{label}.parquet"
+                written[(name, variant, label)] = path
+                sources = [planned[source].track for source in use.track.sources]
+                source_files = [written[(t.name, variant, label)] for t in sources]
 
-                def job(use=use, items=items, trimmer=trimmer, path=path, variant=variant):
-                    audios = [variant_audio(item, trimmer) for item in items]
+                def job(
+                    use=use,
+                    items=items,
+                    trimmer=trimmer,
+                    path=path,
+                    variant=variant,
+                    sources=sources,
+                    source_files=source_files,
+                ):
                     ids = [item.utt_id for item in items]
+                    load_tracks(source_files, sources, ids)
+                    audios = [variant_audio(item, trimmer) for item in items]
                     rows = track_rows(use.track, ids, audios, SAMPLE_RATE, use.batch_size)
                     write_track(rows, path, use.track, variant)
 

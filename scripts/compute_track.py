@@ -17,6 +17,8 @@ compute_track(
     snakemake.output[0],
     trim_paths=list(snakemake.input.trims),
     raw_paths=list(snakemake.input.raw),
+    sources=[tracks.Track(**source) for source in snakemake.params.sources],
+    source_paths=list(snakemake.input.sources),
     languages=snakemake.params.languages,
     batch_size=snakemake.params.batch_size,
 )

@@ -13,8 +13,11 @@ import os
 import re
 import shutil
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -26,7 +29,7 @@ from pathbench_flow import SAMPLE_RATE, registry, tracks
 from pathbench_flow.audio import load_shared
 from pathbench_flow.evaluator import Item, evaluate_all
 from pathbench_flow.languages import LANGUAGES
-from pathbench_flow.neural import model_tracks, models
+from pathbench_flow.neural import lm, model_tracks, models
 from pathbench_flow.stages.score import score_utterances
 from pathbench_flow.stages.tracks import compute_track
 from pathbench_flow.testing.kaldi_builder import build_tone_dataset
@@ -96,6 +99,44 @@ def _phone_dir(tiny) -> str:
     return str(Path(tiny["phone"]).resolve())
 
 
+@contextmanager
+def counted_decodes() -> Iterator[Counter]:
+    """n-gram beam searches (``"n"``) while the context is open."""
+    decodes: Counter = Counter()
+    decode = lm.LMDecoder.decode
+
+    def counted(self, log_posteriors):
+        decodes["n"] += 1
+        return decode(self, log_posteriors)
+
+    with mock.patch.object(lm.LMDecoder, "decode", counted):
+        yield decodes
+
+
+def test_double_asr_and_dartp_run_the_beam_search_once_per_utterance(tiny, items):
+    alone = {}
+    for name in ("double_asr", "artp_double_asr"):
+        tracks.forget()
+        with counted_decodes() as decodes:
+            alone[name] = evaluate_all(registry.create(name, **options(tiny, name)), items)
+        assert decodes["n"] == len(items), name
+
+    tracks.forget()
+    with counted_decodes() as decodes:
+        together = {
+            name: evaluate_all(registry.create(name, **options(tiny, name)), items)
+            for name in ("double_asr", "artp_double_asr")
+        }
+    assert together == alone and all(s.status == "ok" for s in together["double_asr"])
+    assert decodes["n"] == len(items)
+
+
+def test_an_n_gram_transcription_survives_its_track_file_exactly(tmp_path):
+    text = "ʃ blue  wáter \u00e9\U0001f600 "
+    assert model_tracks.arrays_text(model_tracks.text_arrays(text)) == text
+    assert model_tracks.arrays_text(model_tracks.text_arrays("")) == ""
+
+
 def test_artp_dper_and_confidence_run_the_phone_model_once_per_utterance(
     tiny, items, forward_passes
 ):
@@ -131,10 +172,20 @@ def test_measures_naming_one_model_declare_one_track_for_the_languages_they_scor
     assert uses("dper", batch_size=2) == (tracks.TrackUse(phone, tuple(sorted(LANGUAGES)), 2),)
     assert uses("artp_old") == (tracks.TrackUse(phone, None, 8),)  # every language
     assert uses("per") == (tracks.TrackUse(char, ("en", "nl"), 8),)  # one model, two languages
-    assert uses("double_asr") == (tracks.TrackUse(char, ("en",), 8),)  # only nl has no LM
-    assert uses("artp_double_asr") == (
-        tracks.TrackUse(phone, ("en",), 8),
+    decoded = model_tracks.lm_track(str(Path(tiny["char"]).resolve()), tiny["lm"])
+    assert decoded.sources == (char.name,) and decoded.runs_model and decoded.batched
+    assert uses("double_asr") == (  # only nl has no LM
         tracks.TrackUse(char, ("en",), 8),
+        tracks.TrackUse(decoded, ("en",), 8),
+    )
+    assert uses("artp_double_asr") == (  # the ASR outputs only as the decoding's source
+        tracks.TrackUse(phone, ("en",), 8),
+        tracks.TrackUse(char, ("en",), 8, read=False),
+        tracks.TrackUse(decoded, ("en",), 8),
+    )
+    assert registry.info("artp_double_asr").cls.uses_tracks(options(tiny, "artp_double_asr")) == (
+        phone.name,
+        decoded.name,
     )
     assert uses("artp_double_asr", lm=None) == ()  # nothing is read without an LM
     merged = tracks.merge_uses(
@@ -196,25 +247,42 @@ def test_track_files_give_every_model_measure_its_values_bit_for_bit(
     planned = tracks.merge_uses(
         use for name in NEURAL for use in registry.info(name).cls.track_uses(options(tiny, name))
     )
-    assert len(planned) == 2  # the phone model and the character model
+    assert len(planned) == 3  # the phone model, the character model and its LM decoding
     forward_passes.clear()
-    files = []
-    for name, use in planned.items():
-        tracks.forget()
-        files.append(tmp_path / "tracks" / f"{name}.parquet")
-        rows = compute_track(
-            [manifest], use.track, "raw", files[-1], languages=use.languages, batch_size=4
-        )
-        assert rows == 4
+    files: dict[str, Path] = {}
+    with counted_decodes() as decodes:
+        for name, use in sorted(planned.items(), key=lambda item: bool(item[1].track.sources)):
+            tracks.forget()
+            files[name] = tmp_path / "tracks" / f"{name}.parquet"
+            sources = [planned[source].track for source in use.track.sources]
+            rows = compute_track(
+                [manifest],
+                use.track,
+                "raw",
+                files[name],
+                sources=sources,
+                source_paths=[files[source.name] for source in sources],
+                languages=use.languages,
+                batch_size=4,
+            )
+            assert rows == 4
     char_dir = str(Path(tiny["char"]).resolve())
     assert forward_passes == {_phone_dir(tiny): 4, char_dir: 4}  # once per utterance each
+    assert decodes["n"] == 4  # the beam search too, for Double ASR and DArtP together
     forward_passes.clear()
     for name in NEURAL:
         tracks.forget()
         output = tmp_path / "read" / f"{name}.parquet"
-        scored = score_utterances(
-            manifest, 0, name, output, options=options(tiny, name), track_paths=files
-        )
+        with counted_decodes() as decodes:
+            scored = score_utterances(
+                manifest,
+                0,
+                name,
+                output,
+                options=options(tiny, name),
+                track_paths=[*files.values()],
+            )
+        assert not decodes, name
         assert scored.equals(without[name]) and (scored["status"] == "ok").all(), name
         alone = (tmp_path / "alone" / f"{name}.parquet").read_bytes()
         assert output.read_bytes() == alone, name

@@ -78,6 +78,9 @@ class _ModelEvaluator:
     """
 
     uses: ClassVar[frozenset[str]] = frozenset()
+    reads_asr_outputs: ClassVar[bool] = True
+    """Whether the measure reads the ASR models' log-posteriors itself, not only through their
+    n-gram transcription (:func:`~pathbench_flow.neural.model_tracks.lm_track`)."""
     category = TEXT.key
     trimmable = False
 
@@ -103,6 +106,12 @@ class _ModelEvaluator:
             self._asr_tracks = {
                 language: model_tracks.ctc_track(directory)
                 for language, directory in self._asr_dirs.items()
+            }
+        if "lm" in self.uses:
+            self._lm_tracks = {
+                language: model_tracks.lm_track(directory, path)
+                for language, directory in self._asr_dirs.items()
+                if (path := ngram.lm_for(self._lms, language))
             }
 
     # --------------------------------------------------------------------- checking options
@@ -152,8 +161,8 @@ class _ModelEvaluator:
             options.get("model", loading.PHONE_MODEL), options.get("models")
         )
         scored = set(asr_dirs) if "models" in cls.uses else cls.languages
+        lms = ngram.lm_paths(options.get("lm"))
         if "lm" in cls.uses:
-            lms = ngram.lm_paths(options.get("lm"))
             scored = {language for language in asr_dirs if ngram.lm_for(lms, language)}
         languages = None if scored is None else tuple(sorted(scored))
         readers = [(phone_dir, languages)] if "model" in cls.uses else []
@@ -163,15 +172,29 @@ class _ModelEvaluator:
         ]
         batch_size = int(options.get("batch_size", BATCH_SIZE))
         uses = [
-            tracks.TrackUse(model_tracks.ctc_track(directory), read, batch_size)
+            tracks.TrackUse(
+                model_tracks.ctc_track(directory),
+                read,
+                batch_size,
+                read=directory == phone_dir or cls.reads_asr_outputs,
+            )
             for directory, read in readers
             if read is None or read
         ]
+        if "lm" in cls.uses:
+            by_model_and_lm: dict[tuple[str, str], list[str]] = {}
+            for language in languages or ():
+                key = (asr_dirs[language], str(ngram.lm_for(lms, language)))
+                by_model_and_lm.setdefault(key, []).append(language)
+            uses += [
+                tracks.TrackUse(model_tracks.lm_track(*key), tuple(mapped), batch_size)
+                for key, mapped in sorted(by_model_and_lm.items())
+            ]
         return tuple(tracks.merge_uses(uses).values())
 
     @classmethod
     def uses_tracks(cls, options: dict[str, Any]) -> tuple[str, ...]:
-        return tuple(use.track.name for use in cls.track_uses(options))
+        return tuple(use.track.name for use in cls.track_uses(options) if use.read)
 
     @classmethod
     def uses_gpu(cls, options: dict[str, Any]) -> bool:
@@ -237,16 +260,20 @@ class _ModelEvaluator:
             out.update(zip(picked, outputs, strict=True))
         return out
 
-    def _lm_decode(self, language: str, log_posteriors: np.ndarray) -> str:
-        path = ngram.lm_for(self._lms, language)
-        if path is None:
-            raise NoScore(
-                ngram.NO_LANGUAGE_MODEL,
-                f"no n-gram model for {language!r}: set {self._option('lm')} "
-                "(PathBench's wiki_<lang>_token.arpa)",
+    def _lm_texts(self, items: list[Item], audios: list[np.ndarray]) -> list[str | Exception]:
+        """Each item's n-gram transcription (its language has an LM), or the error that
+        decoding it raised: from the job's track files, or decoded now and remembered."""
+        out: list[str | Exception] = [ValueError("not decoded")] * len(items)
+        for language in sorted({item.language for item in items}):
+            picked = [i for i, item in enumerate(items) if item.language == language]
+            found = tracks.outcomes(
+                self._lm_tracks[language], [audios[i] for i in picked], SAMPLE_RATE, self.batch_size
             )
-        asr = self._asr_model(language)
-        return ngram.load_decoder(tuple(asr.labels), path).decode(log_posteriors)
+            for i, outcome in zip(picked, found, strict=True):
+                out[i] = (
+                    outcome if isinstance(outcome, Exception) else model_tracks.arrays_text(outcome)
+                )
+        return out
 
 
 class _Transcripts:
@@ -398,12 +425,14 @@ class DArtPEvaluator(_TextModelEvaluator):
     uses = frozenset({"model", "models", "lm", "espeak"})
     FALLBACK = ("a",)
 
-    def _one(self, item: Item, asr: np.ndarray, phone_lp: np.ndarray) -> Score:
+    reads_asr_outputs = False
+
+    def _one(self, item: Item, decoded: str | Exception, phone_lp: np.ndarray) -> Score:
         model = self._phone_model()
         note: list[str] = []
 
         def compute() -> float:
-            text = self._lm_decode(item.language, asr)
+            text = _text(decoded)
             phones = self._transcripts.alignable(model, text, item.language)
             if not phones:
                 phones = [p for p in self.FALLBACK if p in model.vocab]
@@ -420,11 +449,18 @@ class DArtPEvaluator(_TextModelEvaluator):
         ] * len(items)
         if not with_lm:
             return scores
-        asr = self._by_language([items[i] for i in with_lm], [audios[i] for i in with_lm])
+        texts = self._lm_texts([items[i] for i in with_lm], [audios[i] for i in with_lm])
         phone = self._outputs(self._phone_track, [audios[i] for i in with_lm])
         for k, i in enumerate(with_lm):
-            scores[i] = self._one(items[i], asr[k], phone[k])
+            scores[i] = self._one(items[i], texts[k], phone[k])
         return scores
+
+
+def _text(decoded: str | Exception) -> str:
+    """An n-gram transcription, or the error decoding it raised, raised again."""
+    if isinstance(decoded, Exception):
+        raise decoded
+    return decoded
 
 
 class PEREvaluator(_TextModelEvaluator):
@@ -496,13 +532,13 @@ class DoubleASREvaluator(_TextModelEvaluator):
             Score(None, ngram.NO_LANGUAGE_MODEL, f"no n-gram model: set {self._option('lm')}")
         ] * len(items)
         outputs = self._by_language([items[i] for i in with_lm], [audios[i] for i in with_lm])
+        texts = self._lm_texts([items[i] for i in with_lm], [audios[i] for i in with_lm])
         for k, i in enumerate(with_lm):
             model = self._asr_model(items[i].language)
             greedy = self._transcripts.text(model, outputs[k])
-            try:
-                decoded = self._lm_decode(items[i].language, outputs[k])
-            except Exception as error:  # noqa: BLE001 - recorded as a status, never swallowed
-                scores[i] = failure_score(error)
+            decoded = texts[k]
+            if isinstance(decoded, Exception):
+                scores[i] = failure_score(decoded)
                 continue
             scores[i] = _rate(self._transcripts, greedy, decoded, items[i].language)
         return scores

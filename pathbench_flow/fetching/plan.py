@@ -68,6 +68,13 @@ class FetchPlan:
         resolved = Path(directory).resolve()
         return [model_record(d) for d in self.models.values() if d.resolve() == resolved]
 
+    def of_lm(self, path: str | Path | None) -> list[str]:
+        """The record of an n-gram transcription track's LM ``path`` (none if not fetched)."""
+        if path is None:
+            return []
+        resolved = Path(path).resolve()
+        return [lm_record(p) for p in self.lms.values() if p.resolve() == resolved]
+
 
 def _defaults(cls: type) -> dict[str, Any]:
     parameters = inspect.signature(cls.__init__).parameters

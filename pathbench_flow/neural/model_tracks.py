@@ -5,7 +5,10 @@ model feeds PER, Double ASR and DArtP; wav2vec2 hidden states feed NAD, whose fo
 shard (raw and fa audio, control and all references) compare every recording, test or
 reference, with the same features. Each of these outputs is a :class:`~pathbench_flow.tracks.Track`
 whose function runs one model: :func:`ctc_track` for a CTC model's log-posteriors,
-:func:`hidden_track` for one hidden layer. The workflow writes their track files once per
+:func:`hidden_track` for one hidden layer. DArtP and Double ASR both read the n-gram beam
+search of an ASR model's log-posteriors, the costliest step of either (pyctcdecode, about a
+second per utterance); :func:`lm_track` is that transcription, computed once from the ASR
+track's values (its ``sources``). The workflow writes their track files once per
 (shard, variant) and every consumer reads them (:mod:`pathbench_flow.tracks`).
 
 A model track's memo key must change whenever the model does, and must not depend on where the
@@ -30,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE, tracks
-from pathbench_flow.fetching import RECORD_FILE
+from pathbench_flow.fetching import LM_RECORD_SUFFIX, RECORD_FILE
+from pathbench_flow.neural import lm as ngram
 from pathbench_flow.neural import models as loading
 from pathbench_flow.neural.models import PLANNED_FETCHES
 from pathbench_flow.status import TOO_SHORT, NoScore
@@ -114,6 +118,48 @@ def hidden_track(model_dir: str, layer: int) -> tracks.Track:
     )
 
 
+def lm_identity(path: str | Path) -> str:
+    """What an n-gram file holds, never where it lies: a fetched LM (config ``fetch``) by its
+    file name, which the lock pins and the fetch verifies, before the file exists and after;
+    any other by its bytes (up to :data:`SMALL_FILE_BYTES`) or its size and mtime (a
+    Wikipedia LM is gigabytes, and every parse identifies it)."""
+    target = Path(path).expanduser()
+    fetched = target.with_name(target.name + LM_RECORD_SUFFIX)
+    if fetched.is_file() or loading.awaiting_fetch(target):
+        return f"fetched {target.name}"
+    return _content_id(target)
+
+
+@cache
+def lm_track(model_dir: str, lm_path: str) -> tracks.Track:
+    """The n-gram beam-search transcription of the CTC model in ``model_dir`` with the LM
+    ``lm_path`` (:class:`~pathbench_flow.neural.lm.LMDecoder`), as Unicode code points
+    (:func:`text_arrays`), computed from :func:`ctc_track` of the same model (cached per
+    process, as :func:`ctc_track`)."""
+    model, lm = model_identity(model_dir), lm_identity(lm_path)
+    key = hashlib.sha256(f"{model}\0{lm}".encode()).hexdigest()
+    return tracks.Track(
+        f"lm_transcript-{key[:16]}",
+        ("codepoints",),
+        "pyctcdecode beam search with its defaults (LMDecoder) over the log-posteriors of the "
+        f"CTC model with identity {model}, n-gram model {lm}, as Unicode code points",
+        "pathbench_flow.neural.model_tracks:lm_transcripts",
+        (("model_dir", model_dir), ("lm", lm_path)),
+        batched=True,
+        sources=(ctc_track(model_dir).name,),
+    )
+
+
+def text_arrays(text: str) -> tracks.Arrays:
+    """A text as a track value: its code points, exact in float64."""
+    return (np.array([ord(char) for char in text], dtype=np.float64),)
+
+
+def arrays_text(arrays: tracks.Arrays) -> str:
+    """The text of a :func:`text_arrays` value."""
+    return "".join(map(chr, arrays[0].astype(np.int64).tolist()))
+
+
 def _require_rate(fs: int) -> None:
     if fs != SAMPLE_RATE:
         raise ValueError(f"wav2vec2 expects {SAMPLE_RATE} Hz audio, got {fs} Hz")
@@ -141,3 +187,22 @@ def hidden_states(audio: np.ndarray, fs: int, *, model_dir: str, layer: int) -> 
     """The :func:`hidden_track` analysis: hidden layer ``layer`` as a matrix value."""
     _require_rate(fs)
     return tracks.as_arrays(loading.load_encoder(model_dir, layer).hidden(audio))
+
+
+def lm_transcripts(
+    audios: Sequence[np.ndarray], fs: int, *, model_dir: str, lm: str, batch_size: int
+) -> list[tracks.Outcome]:
+    """The :func:`lm_track` analysis: each audio's ASR log-posteriors (from the memo, which
+    the job filled from the ASR track's file, else run now) decoded with the n-gram model.
+    An audio the ASR track has no value for keeps that outcome, a failed decode its error."""
+    _require_rate(fs)
+    found = tracks.outcomes(ctc_track(model_dir), audios, fs, batch_size)
+    decoder = ngram.load_decoder(tuple(loading.load_ctc(model_dir).labels), lm)
+    texts: list[tracks.Outcome] = []
+    for outcome in found:
+        try:
+            log_posteriors = tracks.as_matrix(tracks.arrays(outcome))
+            texts.append(text_arrays(decoder.decode(log_posteriors)))
+        except Exception as error:  # noqa: BLE001 - the outcome of this audio
+            texts.append(error)
+    return texts

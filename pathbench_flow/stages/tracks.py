@@ -61,6 +61,8 @@ def compute_track(
     *,
     trim_paths: Sequence[str | Path] = (),
     raw_paths: Sequence[str | Path] = (),
+    sources: Sequence[Track] = (),
+    source_paths: Sequence[str | Path] = (),
     languages: Collection[str] | None = None,
     batch_size: int = 1,
 ) -> int:
@@ -73,6 +75,11 @@ def compute_track(
     the utterances trimming left whole are read from them, not analysed again (the memo is
     keyed by the audio, so they are the values an analysis would give, bit for bit). On a
     UASpeech-shaped corpus those recordings are a fifth of the trimmed audio.
+
+    ``source_paths`` are the same slices' files, in the same variant, of the tracks
+    ``sources`` that ``track`` reads (its ``sources``; the n-gram transcription reads the ASR
+    log-posteriors): their values are loaded, so the analysis reads them instead of running
+    their models again.
 
     The audio is analysed :data:`LOAD_CHUNK` utterances at a time (a model track batches them
     on a GPU, up to ``batch_size``), so a set's audio is never all in memory at once.
@@ -91,6 +98,8 @@ def compute_track(
         for item in items_from_manifest(load_manifest(path))
         if languages is None or item.language in languages
     ]
+    if source_paths:
+        load_tracks(source_paths, sources, [item.utt_id for item in items])
     if raw_paths:
         if trimmer is None:
             raise ValueError("only an fa track reads the raw track's values")

@@ -76,11 +76,15 @@ class Track:
 
     ``function`` is ``"module:attribute"`` of a callable ``(audio, fs, **arguments) -> tuple of
     1-D float64 arrays`` (one per field), imported on first use; a ``batched`` one maps a list
-    of audios to one tuple (or :class:`NoScore`) each and takes ``batch_size`` too.
+    of audios to one tuple (or the :class:`NoScore` or other exception of that audio) each and
+    takes ``batch_size`` too.
     ``settings`` describes the analysis parameters; it is part of every memo key and of the
     track files' metadata, so changing them makes old values unreachable instead of wrong.
     ``arguments`` (a model track's ``model_dir``, ``layer``) say where the analysis finds what
     it runs, and are not part of the key: the settings identify what is computed.
+    ``sources`` names the tracks whose values the function reads through the memo (the
+    n-gram transcription reads the ASR model's log-posteriors): a job writing this track
+    loads their files first, so it never runs what another job already ran.
     """
 
     name: str
@@ -89,6 +93,7 @@ class Track:
     function: str
     arguments: tuple[tuple[str, str | int], ...] = ()
     batched: bool = False
+    sources: tuple[str, ...] = ()
 
     @property
     def runs_model(self) -> bool:
@@ -107,7 +112,7 @@ class Track:
             found = analysis(list(audios), fs, batch_size=batch_size, **arguments)
         except Exception as error:  # noqa: BLE001 - the outcome of every audio of the batch
             return [error] * len(audios)
-        return [o if isinstance(o, NoScore) else self._checked(lambda o=o: o) for o in found]
+        return [o if isinstance(o, Exception) else self._checked(lambda o=o: o) for o in found]
 
     def _checked(self, analysis: Callable[[], Arrays]) -> Outcome:
         try:
@@ -130,11 +135,16 @@ class TrackUse:
     track: Track
     languages: tuple[str, ...] | None = None
     batch_size: int = 1
+    read: bool = True
+    """Whether the consumer reads the track's files itself; False for a track it needs only
+    as another's source (DArtP needs the ASR log-posteriors only for its n-gram
+    transcription), which the workflow plans without making the consumer's job load it."""
 
 
 def merge_uses(uses: Iterable[TrackUse]) -> dict[str, TrackUse]:
     """One use per track name for all of ``uses``: the union of their languages, the
-    smallest batch size. Two definitions of one name must agree on the settings."""
+    smallest batch size, read when any of them reads it. Two definitions of one name must
+    agree on the settings."""
     merged: dict[str, TrackUse] = {}
     for use in uses:
         known = merged.get(use.track.name)
@@ -152,7 +162,10 @@ def merge_uses(uses: Iterable[TrackUse]) -> dict[str, TrackUse]:
             else tuple(sorted({*known.languages, *use.languages}))
         )
         merged[use.track.name] = replace(
-            known, languages=languages, batch_size=min(known.batch_size, use.batch_size)
+            known,
+            languages=languages,
+            batch_size=min(known.batch_size, use.batch_size),
+            read=known.read or use.read,
         )
     return merged
 
@@ -268,7 +281,7 @@ def outcomes(
     return [fresh[d] if d in fresh else _memo[_key(track, d, fs)] for d in digests]
 
 
-def _arrays(outcome: Outcome) -> Arrays:
+def arrays(outcome: Outcome) -> Arrays:
     """The arrays of an outcome, or its failure raised (a fresh copy of a remembered NoScore)."""
     if isinstance(outcome, NoScore):
         raise NoScore(outcome.status, outcome.reason)
@@ -283,14 +296,14 @@ def value(track: Track, audio: np.ndarray, fs: int) -> Arrays:
     Raises the remembered or fresh :class:`NoScore` when the analysis has no value for this
     audio, and any other error of the analysis as itself.
     """
-    return _arrays(outcomes(track, [audio], fs)[0])
+    return arrays(outcomes(track, [audio], fs)[0])
 
 
 def values(
     track: Track, audios: Sequence[np.ndarray], fs: int, batch_size: int = 1
 ) -> list[Arrays]:
     """The track's arrays for each audio (:func:`outcomes`); raises the first failure."""
-    return [_arrays(outcome) for outcome in outcomes(track, audios, fs, batch_size)]
+    return [arrays(outcome) for outcome in outcomes(track, audios, fs, batch_size)]
 
 
 def as_arrays(matrix: np.ndarray) -> Arrays:

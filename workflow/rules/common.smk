@@ -139,9 +139,11 @@ def fetched_by_reader(wildcards):
 
 
 def fetched_by_track(wildcards):
-    """The fetch record of a model track's model (none for a track that runs no model)."""
-    return FETCH_PLAN.of_model(
-        dict(planned_track(wildcards.track).track.arguments).get("model_dir")
+    """The fetch records of a model track's model and LM (none for a track that runs no
+    model)."""
+    arguments = dict(planned_track(wildcards.track).track.arguments)
+    return FETCH_PLAN.of_model(arguments.get("model_dir")) + FETCH_PLAN.of_lm(
+        arguments.get("lm")
     )
 
 
@@ -389,14 +391,20 @@ TRACK_PLAN = merge_uses(use for uses in TRACK_USES.values() for use in uses)
 
 
 def evaluator_tracks(name):
-    """The shared tracks an evaluator reads with its configured options."""
-    return tuple(use.track.name for use in TRACK_USES[name])
+    """The shared tracks an evaluator's jobs read with its configured options."""
+    return tuple(use.track.name for use in TRACK_USES[name] if use.read)
 
 
 TRACK_READERS = {
-    track: [name for name in EVALUATORS if track in evaluator_tracks(name)]
+    track: [
+        name
+        for name in EVALUATORS
+        if any(use.track.name == track for use in TRACK_USES[name])
+    ]
     for track in TRACK_PLAN
 }
+"""Track → the evaluators that need it: read by their jobs, or as the source of a track they
+read (DArtP needs the ASR log-posteriors for its n-gram transcription only)."""
 
 
 FIRST = 10
@@ -582,6 +590,30 @@ def planned_tracks(dataset):
 @cache
 def _planned_track_set(dataset):
     return frozenset(planned_tracks(dataset))
+
+
+def track_sources(pattern):
+    """Input function of a track job: the files, of the same slices and variant, of the tracks
+    its track reads (``sources``: the n-gram transcription reads the ASR log-posteriors), so
+    the job loads their values instead of running their models again. ``pattern`` is formatted
+    with the job's wildcards, ``track`` replaced by each source."""
+
+    def files(wildcards):
+        values = dict(wildcards.items())
+        return [
+            pattern.format(**(values | {"track": source}))
+            for source in planned_track(wildcards.track).track.sources
+        ]
+
+    return files
+
+
+def source_tracks(name):
+    """The tracks a track job of ``name`` loads before it computes (``params.sources``)."""
+    return [
+        asdict(planned_track(source).track)
+        for source in planned_track(name).track.sources
+    ]
 
 
 def raw_counterpart(pattern):

@@ -8,6 +8,9 @@ rule compute_track:
         manifests=lambda wc: [shard_rows(wc)],
         trims=lambda wc: shard_trim(wc) if wc.variant == "fa" else [],
         raw=raw_counterpart("results/{dataset}/tracks/{track}/raw/{shard}.parquet"),
+        sources=track_sources(
+            "results/{dataset}/tracks/{track}/{variant}/{shard}.parquet"
+        ),
         audio=declared_audio(shard_audio_files),
     output:
         "results/{dataset}/tracks/{track}/{variant}/{shard}.parquet",
@@ -28,6 +31,8 @@ rule compute_track:
         track=lambda wc: asdict(planned_track(wc.track).track),
         languages=lambda wc: planned_track(wc.track).languages,
         batch_size=lambda wc: planned_track(wc.track).batch_size,
+        # the tracks it reads, loaded from the sources' files
+        sources=lambda wc: source_tracks(wc.track),
         version=VERSION,
     script:
         "../../scripts/compute_track.py"
@@ -46,6 +51,9 @@ use rule compute_track as compute_reference_track with:
         raw=raw_counterpart(
             "results/{dataset}/reference/tracks/{track}/raw/{shard}.parquet"
         ),
+        sources=track_sources(
+            "results/{dataset}/reference/tracks/{track}/{variant}/{shard}.parquet"
+        ),
         audio=declared_audio(reference_shard_audio_files),
     output:
         "results/{dataset}/reference/tracks/{track}/{variant}/{shard}.parquet",
@@ -61,6 +69,7 @@ use rule compute_track as compute_set_track with:
         manifests=lambda wc: shard_slices(wc.dataset),
         trims=lambda wc: trim_tables(wc.dataset) if wc.variant == "fa" else [],
         raw=raw_counterpart("results/{dataset}/tracks/{track}/raw.parquet"),
+        sources=[],  # set tracks run no model and read no other track
         audio=declared_audio(dataset_audio_files),
     output:
         "results/{dataset}/tracks/{track}/{variant}.parquet",
@@ -73,6 +82,7 @@ use rule compute_track as compute_reference_set_track with:
         manifests=lambda wc: shard_slices(wc.dataset, reference=True),
         trims=lambda wc: reference_trim_tables(wc.dataset) if wc.variant == "fa" else [],
         raw=raw_counterpart("results/{dataset}/reference/tracks/{track}/raw.parquet"),
+        sources=[],  # set tracks run no model and read no other track
         audio=declared_audio(reference_audio_files),
     output:
         "results/{dataset}/reference/tracks/{track}/{variant}.parquet",
