@@ -109,3 +109,33 @@ def test_meta_analysis_column_is_the_users_choice(tmp_path: Path) -> None:
     wrong = {**SETTINGS, "meta_analysis": {"UASpeech": "mine"}}
     with pytest.raises(ValueError, match="not a dataset of that corpus"):
         _run(tmp_path, tmp_path / "d", wrong)
+
+
+def test_a_run_without_a_single_r_writes_every_output_saying_so(tmp_path: Path) -> None:
+    """One rated speaker (a pilot, or a tiny test corpus): no cell has an r, so there is no
+    Avg to resample; the stage still writes every table and figure, empty, for the report."""
+    speakers = speakers_file(tmp_path / "pilot_speakers.parquet", 0)
+    frame = pd.read_parquet(speakers)
+    first = frame["speaker_id"].min()
+    frame.loc[frame["speaker_id"] != first, "ground_truth"] = float("nan")
+    frame.to_parquet(speakers)
+    correlations = tmp_path / "pilot_corr.parquet"
+    correlate(speakers, correlations, allowlist=(), n_boot=50, seed=1)
+    out = tmp_path / "out"
+    out.mkdir()
+    outputs = {key: out / f"{key}.csv" for key in TABLES}
+    outputs |= {"ranks": out / "ranks.png", "matrix": out / "matrix.png", "forest": out / "forest"}
+    summary = uncertainty(
+        {"pilot": correlations},
+        {"pilot": speakers},
+        {"pilot": {"path": "elsewhere/pilot"}},
+        outputs,
+        {out / f"{key}.csv": out / f"{key}.html" for key in TABLES},
+        allowlist=(),
+        settings=SETTINGS,
+    )
+    assert summary.empty
+    for key in TABLES:
+        assert outputs[key].is_file() and (out / f"{key}.html").is_file()
+    assert outputs["ranks"].is_file() and outputs["matrix"].is_file()
+    assert outputs["forest"].is_dir()

@@ -17,9 +17,29 @@ import pandas as pd
 from pathbench_flow.reporting.plots import _figure, _label_width
 from pathbench_flow.reporting.results_table import require_file_names
 
+NO_R = "No measure has a correlation in any dataset (too few rated speakers with values)."
+
+
+def _nothing_to_show(path: str | Path, title: str, reason: str) -> None:
+    """A figure that says in words why it has nothing to draw, so the report's item still
+    answers the reader (a pilot corpus with one rated speaker has no r to rank)."""
+    with _figure(path, (8.5, 2.5)) as (figure, axes):
+        axes.set_axis_off()
+        axes.text(0.5, 0.5, reason, ha="center", va="center", wrap=True)
+        figure.suptitle(title, fontsize=10)
+
+
+RANK_TITLE = (
+    "How sure is each measure's place in the ranking?\n"
+    "Share of resampled speaker sets in which the measure takes each rank"
+)
+
 
 def plot_rank_distribution(summary: pd.DataFrame, path: str | Path) -> None:
     """Per metric (rows, best Avg first), how often it took each rank in the bootstrap."""
+    if summary.empty:
+        _nothing_to_show(path, RANK_TITLE, NO_R)
+        return
     ordered = summary.sort_values(["rank", "metric"], kind="mergesort")
     ranks = [c for c in summary.columns if c.startswith("p_rank_") and c != "p_rank_1"]
     columns = ["p_rank_1", *sorted(ranks, key=lambda c: int(c.rsplit("_", 1)[1]))]
@@ -35,11 +55,7 @@ def plot_rank_distribution(summary: pd.DataFrame, path: str | Path) -> None:
         axes.set_xticks(np.arange(len(columns)), [str(k + 1) for k in range(len(columns))])
         axes.set_yticks(np.arange(len(labels)), labels)
         axes.set_xlabel("rank by average correlation (1 = best)")
-        figure.suptitle(
-            "How sure is each measure's place in the ranking?\n"
-            "Share of resampled speaker sets in which the measure takes each rank",
-            fontsize=10,
-        )
+        figure.suptitle(RANK_TITLE, fontsize=10)
         figure.colorbar(image, ax=axes, label="share of resamples")
 
 
@@ -47,6 +63,15 @@ def plot_pairwise(
     summary: pd.DataFrame, pairwise: pd.DataFrame, path: str | Path, alpha: float
 ) -> None:
     """Matrix of Avg differences (row minus column), a star where Holm's p < ``alpha``."""
+    title = (
+        "Which measures really differ? Row's average correlation minus column's\n"
+        f"* = difference unlikely to be chance (Holm-adjusted p < {alpha}); "
+        "no star = cannot be told apart"
+    )
+    if len(summary) < 2:
+        reason = NO_R if summary.empty else "Only one measure has a correlation: no pair."
+        _nothing_to_show(path, title, reason)
+        return
     ordered = list(summary.sort_values(["rank", "metric"], kind="mergesort")["metric"])
     names = dict(zip(summary["metric"], summary["row"], strict=True))
     m = len(ordered)
@@ -69,12 +94,7 @@ def plot_pairwise(
                 axes.text(j, i, f"{value:+.2f}{mark}", ha="center", va="center", fontsize=7)
         axes.set_xticks(np.arange(m), labels, rotation=45, ha="right")
         axes.set_yticks(np.arange(m), labels)
-        figure.suptitle(
-            "Which measures really differ? Row's average correlation minus column's\n"
-            f"* = difference unlikely to be chance (Holm-adjusted p < {alpha}); "
-            "no star = cannot be told apart",
-            fontsize=10,
-        )
+        figure.suptitle(title, fontsize=10)
         figure.colorbar(image, ax=axes, label="difference in average correlation")
 
 

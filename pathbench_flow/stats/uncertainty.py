@@ -227,6 +227,9 @@ def _draws(design: Design, n_boot: int, seed: int) -> tuple[list[np.ndarray], in
     draws, redrawn = [], 0
     for corpus, speakers in enumerate(design.corpus_speakers):
         n = len(speakers)
+        if n == 0:  # a corpus none of whose cells has an r: nothing of it to resample
+            draws.append(np.zeros((n_boot, 0)))
+            continue
         counts = _counts(rng.integers(0, n, size=(n_boot, n)), n)
         for _ in range(MAX_REDRAWS):
             undefined = ~_defined(design, corpus, counts)
