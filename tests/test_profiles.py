@@ -83,9 +83,24 @@ def test_the_rules_said_to_declare_a_gpu_are_those_that_do():
                 assert rule in comments, f"profiles/{profile} does not name {rule}"
 
 
+def _local_rules() -> set[str]:
+    """Rules that run on the host that runs Snakemake (``localrule: True``, or named by a
+    ``localrules:`` directive), never as a cluster job."""
+    named = set()
+    for path in RULES.glob("*.smk"):
+        for block in re.findall(r"^localrules:\n((?:\s+\w+,?\n)+)", path.read_text(), re.M):
+            named |= set(re.findall(r"\w+", block))
+    marked = {name for name, body in _rule_blocks().items() if "localrule: True" in body}
+    return named | marked
+
+
 def test_googlebatch_sizes_cover_the_largest_rules():
+    """Every rule a job runs fits the executor's one size; the downloads and the build run on
+    the submitting host and may take longer (fetch_archive: 35 GB)."""
     profile = yaml.safe_load((REPO / "profiles" / "googlebatch" / "config.yaml").read_text())
-    resources = _resources().values()
+    local = _local_rules()
+    assert {"fetch_archive", "build_espeak", "shard_manifest"} <= local
+    resources = [entry for rule, entry in _resources().items() if rule not in local]
     memory = max(entry["mem_mb"] for entry in resources)
     minutes = max(entry["runtime"] for entry in resources)
     assert profile["googlebatch-memory"] >= memory
