@@ -73,6 +73,7 @@ class Measured:
     planned_jobs: int
     plan_cpu_s: float
     plan_wall_s: float
+    plan_rss_mb: float
     jobs: int | None = None
     snakemake_cpu_s: float | None = None
     total_cpu_s: float | None = None
@@ -153,8 +154,9 @@ def _cpu_children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def plan(workdir: Path, config: Path) -> tuple[int, float, float]:
-    """``snakemake -n``: (jobs planned, CPU seconds, wall seconds)."""
+def plan(workdir: Path, config: Path) -> tuple[int, float, float, float]:
+    """``snakemake -n``: (jobs planned, CPU seconds, wall seconds, peak RSS in MB). The peak is
+    the largest of this process's children so far: run it before any larger child."""
     cpu, started = _cpu_children(), time.perf_counter()
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--configfile", str(config)],
@@ -167,7 +169,8 @@ def plan(workdir: Path, config: Path) -> tuple[int, float, float]:
     if result.returncode != 0:
         raise SystemExit(f"snakemake -n failed:\n{result.stderr[-4000:]}")
     found = _JOBS.findall(result.stdout + result.stderr)
-    return (int(found[0]) if found else 0), cpu, wall
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return (int(found[0]) if found else 0), cpu, wall, peak_mb
 
 
 def _peak_rss_mb(pid: int) -> float | None:
@@ -212,8 +215,8 @@ def _f(value: float | None, spec: str) -> str:
 def table(rows: list[Measured]) -> str:
     lines = [
         "| copies | utterances | jobs | Snakemake CPU-s | total CPU-s | share | "
-        "Snakemake peak RSS | `snakemake -n` CPU-s (wall) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "Snakemake peak RSS | `snakemake -n` CPU-s (wall) | `snakemake -n` peak RSS |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         share = None if r.share is None else 100 * r.share
@@ -222,7 +225,7 @@ def table(rows: list[Measured]) -> str:
             f"{_f(r.snakemake_cpu_s, '.1f')} | {_f(r.total_cpu_s, '.0f')} | "
             f"{_f(share, '.1f')}{'' if share is None else ' %'} | "
             f"{_f(r.peak_rss_mb, '.0f')}{'' if r.peak_rss_mb is None else ' MB'} | "
-            f"{r.plan_cpu_s:.1f} ({r.plan_wall_s:.1f} s) |"
+            f"{r.plan_cpu_s:.1f} ({r.plan_wall_s:.1f} s) | {r.plan_rss_mb:.0f} MB |"
         )
     return "\n".join(lines)
 
@@ -247,9 +250,9 @@ def main(argv: list[str] | None = None) -> int:
         cheap = cheap_corpus(base, args.scratch / f"cheap-{copies}", copies)
         workdir, config = prepare_workflow(args.scratch, cheap, args.shard_size, args.list)
         config = config.relative_to(workdir)
-        jobs, plan_cpu, plan_wall = plan(workdir, config)
+        jobs, plan_cpu, plan_wall, plan_rss = plan(workdir, config)
         utterances = copies * UASPEECH_WORDS * sum(SPEAKERS.values())
-        measured = Measured(copies, utterances, jobs, plan_cpu, plan_wall)
+        measured = Measured(copies, utterances, jobs, plan_cpu, plan_wall, plan_rss)
         if copies in args.copies:
             print(f"{copies}×: running {jobs} planned jobs in {workdir} ...", flush=True)
             run(workdir, config, args.cores, measured)
