@@ -52,7 +52,7 @@ def lay_out(root: Path) -> None:
 @pytest.fixture(scope="module")
 def hub_cache(tmp_path_factory) -> Path:
     """PathBench's seven model ids in a Hugging Face cache, each a tiny random model."""
-    pytest.importorskip("transformers")
+    pytest.importorskip("transformers", reason="tiny models need the neural extra (transformers)")
     from pathbench_flow.testing.tiny_models import as_hf_cache, build_char_model, build_phone_model
 
     base = tmp_path_factory.mktemp("models")
