@@ -60,7 +60,7 @@ def test_the_generator_remakes_the_wav_files_byte_for_byte(regenerated):
     generator, target = regenerated
     release, recorded = generator["espeak_release"](), generator["ESPEAK_NG_RELEASE"]
     if release != recorded:
-        pytest.skip(f"espeak-ng {release} synthesises other samples than {recorded}")
+        pytest.skip(reason=f"espeak-ng {release} synthesises other samples than {recorded}")
     made, committed = files_of(target), files_of(DATASET)
     wavs = sorted(name for name in committed if name.endswith(".wav"))
     assert [name for name in wavs if made[name] != committed[name]] == []

@@ -65,7 +65,7 @@ def image() -> str:
     if problem:
         if IN_CI:
             pytest.fail(f"CI needs the container tools for this test: {problem}")
-        pytest.skip(problem)
+        pytest.skip(reason=f"container tools missing: {problem}")
     build = subprocess.run(
         ["bash", str(HARNESS / "build-image.sh")],
         capture_output=True,

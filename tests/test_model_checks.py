@@ -234,7 +234,7 @@ def test_device_cuda_fails_a_model_job_at_its_start_on_a_cpu_node(
     import torch
 
     if torch.cuda.is_available():
-        pytest.skip("this machine has a CUDA device")
+        pytest.skip(reason="this machine has a CUDA device")
     monkeypatch.setenv(models.DEVICE_VARIABLE, "cuda")
     output = tmp_path / "scores.parquet"
     with pytest.raises(models.DeviceUnavailable, match="run the model jobs on a GPU node"):

@@ -454,7 +454,7 @@ def test_pathbench_published_values_with_real_weights(monkeypatch):
     assert nad.value == pytest.approx(13.7288, abs=5e-5)
     lm = next(Path(MODEL_DIR, "lms").glob("wiki_en_token.arpa*"), None)
     if lm is None:
-        pytest.skip("no lms/wiki_en_token.arpa in PATHBENCH_MODEL_DIR: DArtP not checked")
+        pytest.skip(reason="no lms/wiki_en_token.arpa in PATHBENCH_MODEL_DIR: DArtP not checked")
     dartp = registry.create(
         "artp_double_asr",
         models={"en": "jonatasgrosman/wav2vec2-large-xlsr-53-english"},
