@@ -30,7 +30,7 @@ from pathbench_flow.reporting.results_table import (
 )
 from pathbench_flow.schemas import AVERAGE_INTERVAL_COLUMNS
 from pathbench_flow.stages.analysis import ground_truth_of
-from pathbench_flow.stats.correlation import _wide_values, speaker_sets
+from pathbench_flow.stats.correlation import speaker_sets, wide_values
 from pathbench_flow.stats.uncertainty import (
     Design,
     bootstrap_averages,
@@ -66,7 +66,7 @@ def build_design(
     for column in aligned.columns:
         table = speakers[column.dataset]
         truth = ground_truth_of(table)
-        values = _wide_values(table)
+        values = wide_values(table)
         used = speaker_sets(table, truth, allowlist).used
         for metric in aligned.values.index:
             expected = aligned.values.at[metric, column.label]

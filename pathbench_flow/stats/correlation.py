@@ -288,7 +288,7 @@ def correlate_predictions(
     )
 
 
-def _wide_values(
+def wide_values(
     long: pd.DataFrame, unit: str = "speaker_id", value: str = "value", what: str = "speakers"
 ) -> pd.DataFrame:
     """Pivot a long table (the speakers table; utterance scores) to ``unit`` × metric,
@@ -352,7 +352,7 @@ def speaker_sets(
 ) -> SpeakerSets:
     """:class:`SpeakerSets` of the long speakers table."""
     allowed = _allowlisted_metrics(speakers_long, allowlist)
-    return _common_sets(_wide_values(speakers_long), ground_truth, allowed)
+    return _common_sets(wide_values(speakers_long), ground_truth, allowed)
 
 
 def _why_not_constraining(values: pd.Series, allowed: set[str], unit: str) -> str:
@@ -429,7 +429,7 @@ def correlate_metrics(
     ``CORRELATION_COLUMNS``; ``n_excluded`` and ``excluded_speakers`` name the rated speakers
     with a value for the metric that the common-set rule left out, and the metrics that did.
     """
-    values = _wide_values(speakers_long)
+    values = wide_values(speakers_long)
     sets = _common_sets(values, ground_truth, _allowlisted_metrics(speakers_long, allowlist))
     meta = _metadata_by_metric(metadata, sets.used)
     rows = []
@@ -498,7 +498,7 @@ def utterance_correlations(
     """
     if scores_long.empty:
         return pd.DataFrame(columns=list(UTTERANCE_CORRELATION_COLUMNS))
-    values = _wide_values(scores_long, "utt_id", "score", "utterance scores")
+    values = wide_values(scores_long, "utt_id", "score", "utterance scores")
     for metric in values.columns:
         _refuse_infinite(values[metric].dropna(), f"utterances ({metric})")
     speaker_of = scores_long.drop_duplicates("utt_id").set_index("utt_id")["speaker_id"]
