@@ -21,7 +21,7 @@ from pathbench_flow.io import read_parquet, write_parquet
 from pathbench_flow.lazy import lazy_module
 from pathbench_flow.schemas import SPEAKERS_SCHEMA
 from pathbench_flow.testing.job_imports import DRY_RUN, run_fresh, script_imports
-from pathbench_flow.testing.speech_fixtures import FIXTURES
+from pathbench_flow.testing.speech_fixtures import FIXTURES, require_espeak
 from pathbench_flow.testing.workflow_run import LOCAL_RUN, REPO, copy_workflow
 
 SCRIPTS = REPO / "scripts"
@@ -124,6 +124,73 @@ def test_the_correlate_job_loads_only_scipy_stats(tmp_path):
     )
     assert read_parquet(out)["pearson_r"].notna().all()
     assert run.heavy() == {"scipy.stats"}
+
+
+@pytest.fixture(scope="module")
+def model_tracks_written(tmp_path_factory) -> tuple[Path, list[Path], dict[str, dict]]:
+    """The tiny phone and character models' track files (and their n-gram transcription's)
+    of one shard, as the workflow's track jobs write them: the manifest, the files, and each
+    model measure's options."""
+    pytest.importorskip("torch", reason="the track jobs run the tiny models with torch")
+    require_espeak()
+    from test_neural import NEURAL, options
+
+    from pathbench_flow import registry, tracks
+    from pathbench_flow.stages.tracks import compute_track
+    from pathbench_flow.stages.validate import validate_dataset
+    from pathbench_flow.testing.kaldi_builder import build_tone_dataset
+    from pathbench_flow.testing.tiny_models import build_char_model, build_phone_model, write_arpa
+
+    root = tmp_path_factory.mktemp("model_tracks")
+    tiny = {
+        "phone": str(build_phone_model(root / "phone")),
+        "char": str(build_char_model(root / "char")),
+        "lm": str(write_arpa(root / "lm.arpa", ["blue", "the", "cat", "water"])),
+    }
+    manifest = root / "manifest.parquet"
+    validate_dataset(build_tone_dataset(root / "data"), manifest, root / "check.json", n_shards=1)
+    chosen = {name: options(tiny, name) for name in NEURAL}
+    planned = tracks.merge_uses(
+        use for name in NEURAL for use in registry.info(name).cls.track_uses(chosen[name])
+    )
+    files: dict[str, Path] = {}
+    for name, use in sorted(planned.items(), key=lambda item: bool(item[1].track.sources)):
+        tracks.forget()
+        files[name] = root / f"{name}.parquet"
+        sources = [planned[source].track for source in use.track.sources]
+        compute_track(
+            [manifest],
+            use.track,
+            "raw",
+            files[name],
+            sources=sources,
+            source_paths=[files[source.name] for source in sources],
+            languages=use.languages,
+            batch_size=4,
+        )
+    tracks.forget()
+    return manifest, list(files.values()), chosen
+
+
+@pytest.mark.parametrize(
+    "evaluator", ["artp", "artp_old", "dper", "per", "double_asr", "artp_double_asr"]
+)
+def test_a_model_measures_job_reading_track_files_imports_neither_torch_nor_transformers(
+    model_tracks_written, evaluator, tmp_path
+):
+    """Its values come from the track files, its decoding from the model's tokenizer files
+    (read without transformers, which imports torch): ~1.7 s of imports it never used."""
+    manifest, files, chosen = model_tracks_written
+    output = tmp_path / f"{evaluator}.parquet"
+    run = run_fresh(
+        script_imports(SCRIPTS / "score_utterances.py")
+        + f"\nscored = score_utterances({str(manifest)!r}, 0, {evaluator!r}, {str(output)!r}, "
+        + f"options={chosen[evaluator]!r}, track_paths={[str(f) for f in files]!r})"
+        + "\nprint(sorted(set(scored['status'])), tracks.counts())"
+    )
+    assert read_parquet(output)["status"].eq("ok").all()
+    assert "computed" not in run.stdout  # every model output came from the files
+    assert run.heavy() & {"torch", "transformers"} == set()
 
 
 def test_a_lazy_module_imports_on_the_first_attribute_read(tmp_path, monkeypatch):

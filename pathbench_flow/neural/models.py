@@ -32,6 +32,13 @@ from typing import Any
 import numpy as np
 
 from pathbench_flow.fetching import LM_RECORD_SUFFIX, RECORD_FILE
+from pathbench_flow.neural.ctc_tokenizer import (
+    TOKENIZER_CONFIG_FILE,
+    VOCABULARY_FILE,
+    CTCTokenizer,
+    TokenizerUnsupported,
+    read_tokenizer,
+)
 
 PHONE_MODEL = "facebook/wav2vec2-xlsr-53-espeak-cv-ft"
 """PathBench's phone recogniser (espeak-ng phone vocabulary, 392 tokens, 1.26 GB)."""
@@ -85,8 +92,6 @@ MODEL_DIRECTORY_FIX = (
     "tokenizer and feature extractor) writes"
 )
 """How to make a directory the check accepts, in every transformers version."""
-VOCABULARY_FILE = "vocab.json"
-TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 
 
 PLANNED_FETCHES: dict[str, str | None] = {}
@@ -253,6 +258,11 @@ def model_problems(directory: Path, *, ctc: bool) -> list[str]:
             problems.append(f"{VOCABULARY_FILE} is empty")
         if (directory / TOKENIZER_CONFIG_FILE).exists():
             _json_object(directory / TOKENIZER_CONFIG_FILE, problems)
+        if not problems:
+            try:
+                read_tokenizer(directory)
+            except TokenizerUnsupported as error:
+                problems.append(f"its tokenizer: {error}")
     return problems
 
 
@@ -396,13 +406,14 @@ def _device(torch: Any) -> str:
 class CTCModel:
     """A wav2vec2 CTC model: its tokenizer and vocabulary, and its network (weights and
     feature extractor), loaded on first use. A job that reads the model's outputs from track
-    files (:mod:`pathbench_flow.neural.model_tracks`) decodes them without loading weights."""
+    files (:mod:`pathbench_flow.neural.model_tracks`) decodes them without loading weights,
+    and without importing torch or transformers (:mod:`~pathbench_flow.neural.ctc_tokenizer`)."""
 
     directory: str
     vocab: dict[str, int]
     blank: int
     specials: frozenset[str]
-    tokenizer: Any
+    tokenizer: CTCTokenizer
 
     @cached_property
     def _network(self) -> tuple[Any, Any, Any]:
@@ -419,7 +430,7 @@ class CTCModel:
         """Best-path decoding as PathBench does it, ``batch_decode(argmax(logits))``: the
         tokenizer merges repeats and drops the blank but keeps ``<s>``, ``</s>`` and
         ``<unk>``, and joins tokens its own way (characters, or phones with spaces)."""
-        return str(self.tokenizer.decode(np.argmax(log_posteriors, axis=1).tolist()))
+        return self.tokenizer.decode(np.argmax(log_posteriors, axis=1).tolist())
 
     @property
     def labels(self) -> list[str]:
@@ -481,13 +492,13 @@ class CTCModel:
 
 @cache
 def load_ctc(directory: str) -> CTCModel:
-    """A CTC model's tokenizer and vocabulary from a directory; the weights load when the
-    model first runs."""
-    transformers = importlib.import_module("transformers")
-    tokenizer = transformers.AutoTokenizer.from_pretrained(directory, local_files_only=True)
+    """A CTC model's tokenizer and vocabulary from a directory, read without transformers
+    (what ``AutoTokenizer`` builds, :func:`~pathbench_flow.neural.ctc_tokenizer.read_tokenizer`);
+    the weights load when the model first runs."""
+    tokenizer = read_tokenizer(directory)
     vocab = dict(tokenizer.get_vocab())
     blank = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    specials = frozenset(tokenizer.all_special_tokens)
+    specials = frozenset(tokenizer.specials)
     return CTCModel(directory, vocab, int(blank), specials, tokenizer)
 
 
