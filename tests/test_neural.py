@@ -461,3 +461,16 @@ def test_pathbench_published_values_with_real_weights(monkeypatch):
         lm=str(lm),
     )
     assert dartp.evaluate(test).value == pytest.approx(0.4405, abs=5e-5)
+
+
+def test_compat_none_keeps_word_boundaries_and_drops_other_special_tokens(tiny) -> None:
+    """The word delimiter counts as a special token in transformers 5's tokenizer; the
+    project's own reading must still split words on it, or every transcription is one word."""
+    from pathbench_flow.evaluators.neural import _Transcripts
+
+    model = models.load_ctc(str(tiny["char"]))
+    path = ["<s>", "a", "a", "|", "b", "</s>"]
+    ids = [model.vocab[token] for token in path]
+    log_posteriors = np.full((len(ids), len(model.labels)), -10.0)
+    log_posteriors[np.arange(len(ids)), ids] = 0.0
+    assert _Transcripts("none").text(model, log_posteriors) == "a b"

@@ -298,7 +298,11 @@ class _Transcripts:
             return model.greedy_text(log_posteriors)
         labels = model.labels
         tokens = ctc.greedy_tokens(log_posteriors, model.blank)
-        kept = "".join(labels[t] for t in tokens if labels[t] not in model.specials)
+        # transformers 5 lists the word delimiter among the special tokens; it is speech's
+        # word boundary here, so it stays (as a space) while the other specials go.
+        kept = "".join(
+            labels[t] for t in tokens if labels[t] == "|" or labels[t] not in model.specials
+        )
         return kept.replace("|", " ")
 
     def phones_heard(self, model: loading.CTCModel, log_posteriors: np.ndarray) -> list[str]:
