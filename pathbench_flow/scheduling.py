@@ -21,12 +21,13 @@ The other term: each pass stats every input of every ready job (``update_input_s
 ``exists`` and a ``size`` per path, each an asyncio task, to rank jobs by input and temp-file
 size: the greedy selector's reward and the ILP's temp term both read them), so with many jobs
 ready it grew like the passes times the ready inputs. :func:`install` also makes that stat each
-path once: a size already measured is kept, and only paths not yet measured (or missing when
-last looked at) are stat'ed. An input of a ready job is complete, and inside a run a file
-changes only when a job writes it (a retry, a job a checkpoint's new DAG reruns, a temp file
-made again after its deletion): the outputs of every job that finishes are forgotten before the
-pass that follows it, so whatever reads them next measures them anew. A stale size could only
-change the order jobs start in, never what they compute.
+path once: a size already measured is kept, only paths not yet measured (or missing when last
+looked at) are stat'ed, and a job still ready from the pass before with every input measured
+is not looked at again. An input of a ready job is complete, and inside a run a file changes
+only when a job writes it (a retry, a job a checkpoint's new DAG reruns, a temp file made again
+after its deletion): the outputs of every job that finishes are forgotten before the pass that
+follows it, so whatever reads them next measures them anew. A stale size could only change the
+order jobs start in, never what they compute.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ _PENDING = "_pathbench_reevaluation_pending"
 _METHOD = "_schedule_reevalutation"  # Snakemake's spelling
 _SIZES = "update_input_sizes"
 _FINISH = "_finish_jobs"
+_MEASURED = "_pathbench_measured_jobs"
 _KEPT = 10_000
 """Past this many sizes kept, those of paths no ready job reads are dropped (Snakemake's bound)."""
 
@@ -77,21 +79,31 @@ def _measured_once(
     update: Callable[[Any, Iterable[Any]], Awaitable[None]],
 ) -> Callable[[Any, Iterable[Any]], Awaitable[None]]:
     """Snakemake's ``update_input_sizes`` (stat every input of the ready jobs into the
-    scheduler's ``_input_sizes``) made to stat only the paths it has no size for."""
+    scheduler's ``_input_sizes``) made to look only at the jobs that were not ready in the
+    previous pass, and stat only their paths it has no size for."""
 
     async def update_new_input_sizes(scheduler: Any, jobs: Iterable[Any]) -> None:
-        """Called from the scheduler's loop only. A scheduler without the dict this fills (a
-        Snakemake that renamed it) gets Snakemake's own method."""
+        """Called from the scheduler's loop only. A job stays measured while it stays ready
+        with every input's size known; one that leaves the ready jobs and comes back (a retry)
+        is looked at again. A scheduler without the dict this fills (a Snakemake that renamed
+        it) gets Snakemake's own method."""
         sizes = getattr(scheduler, "_input_sizes", None)
         if not isinstance(sizes, dict):
             await update(scheduler, jobs)
             return
-        paths = {path for job in jobs for path in job.input}
-        new = [path for path in paths if sizes.get(path) is None]
+        ready = set(jobs)
+        measured = getattr(scheduler, _MEASURED, set()) & ready
+        new_jobs = ready - measured
+        new = {path for job in new_jobs for path in job.input if sizes.get(path) is None}
         if new:
             sizes.update(await asyncio.gather(*map(_size, new)))
+        measured.update(
+            job for job in new_jobs if all(sizes[path] is not None for path in job.input)
+        )
+        setattr(scheduler, _MEASURED, measured)
         if len(sizes) > _KEPT:
-            for path in [path for path in sizes if path not in paths]:
+            read = {path for job in ready for path in job.input}
+            for path in [path for path in sizes if path not in read]:
                 del sizes[path]
 
     return update_new_input_sizes
@@ -103,13 +115,17 @@ def _forgetting_outputs(finish: Callable[[Any], None]) -> Callable[[Any], None]:
 
     def finish_jobs(scheduler: Any) -> None:
         """A group job's own ``output`` leaves out what its members pass to each other, which
-        jobs outside the group may read too: its members' outputs are forgotten instead."""
+        jobs outside the group may read too: its members' outputs are forgotten instead. A
+        job's output is normally measured only after the job ends (its readers wait for it);
+        if one was measured before, every ready job is looked at again in the next pass."""
         sizes = getattr(scheduler, "_input_sizes", None)
         if isinstance(sizes, dict):
             for job in scheduler._tofinish:
                 for member in job.jobs if job.is_group() else (job,):
                     for path in member.output:
-                        sizes.pop(path, None)
+                        if path in sizes:
+                            del sizes[path]
+                            setattr(scheduler, _MEASURED, set())
         finish(scheduler)
 
     return finish_jobs

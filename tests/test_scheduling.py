@@ -95,8 +95,10 @@ class File(str):
         return os.path.getsize(self)
 
 
-@dataclass
+@dataclass(eq=False)
 class Job:
+    """A ready job as the two methods read it; hashed by identity, as Snakemake's are."""
+
     input: list[File] = field(default_factory=list)
     output: list[File] = field(default_factory=list)
     jobs: tuple[Job, ...] = ()
