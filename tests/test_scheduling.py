@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from snakemake.scheduling.job_scheduler import JobScheduler
 
 from pathbench_flow.scheduling import (
@@ -190,25 +191,34 @@ rule all:
 rule job:
     input:
         INPUTS,
+        "shared.tmp",
     output:
         "done/{job}",
     shell:
         "touch {output}"
+
+
+rule shared:
+    output:
+        temp("shared.tmp"),
+    shell:
+        "echo shared > {output}"
 """
 
 
-def test_a_real_run_stats_each_input_once(tmp_path: Path) -> None:
-    """Twelve jobs on one core, every one ready from the start and reading the same five
-    files: Snakemake's scheduler made a pass per finished job and read the five sizes in each
-    (25 reads of each file's size in all); with the patch installed it reads each once. The
-    other reads are one per job that read the file, linear in the jobs: Snakemake's record of
-    a finished job reads each input's size to decide whether to checksum it."""
+@pytest.mark.parametrize("scheduler", ["greedy", "ilp"])
+def test_a_real_run_stats_each_input_once(tmp_path: Path, scheduler: str) -> None:
+    """Twelve jobs on one core, all ready at once and reading the same five files and a temp
+    file another job makes (whose size the ILP weighs): Snakemake's scheduler made a pass per
+    finished job and read the five sizes in each; with the patch installed it reads each once.
+    The other reads are one per job that read the file, linear in the jobs: Snakemake's record
+    of a finished job reads each input's size to decide whether to checksum it."""
     (tmp_path / "Snakefile").write_text(COUNTING_SNAKEFILE)
     (tmp_path / "inputs").mkdir()
     for i in range(5):
         (tmp_path / "inputs" / f"{i}.txt").write_text("x" * (i + 1))
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "1", "--scheduler", "greedy"],
+        [sys.executable, "-m", "snakemake", "--cores", "1", "--scheduler", scheduler],
         cwd=tmp_path,
         capture_output=True,
         text=True,
