@@ -43,8 +43,11 @@ _METHOD = "_schedule_reevalutation"  # Snakemake's spelling
 _SIZES = "update_input_sizes"
 _FINISH = "_finish_jobs"
 _MEASURED = "_pathbench_measured_jobs"
+_LIMIT = "_pathbench_input_sizes_limit"
 _KEPT = 10_000
-"""Past this many sizes kept, those of paths no ready job reads are dropped (Snakemake's bound)."""
+"""Past this many sizes kept (Snakemake's bound), or twice as many as the last such pruning
+left, the sizes of paths no ready job reads are dropped: memory stays bounded by the ready
+jobs' inputs, and with more ready inputs than that the pruning does not run in every pass."""
 
 
 def _coalesced(schedule: Callable[[Any, float], None]) -> Callable[[Any, float], None]:
@@ -101,10 +104,11 @@ def _measured_once(
             job for job in new_jobs if all(sizes[path] is not None for path in job.input)
         )
         setattr(scheduler, _MEASURED, measured)
-        if len(sizes) > _KEPT:
+        if len(sizes) > getattr(scheduler, _LIMIT, _KEPT):
             read = {path for job in ready for path in job.input}
             for path in [path for path in sizes if path not in read]:
                 del sizes[path]
+            setattr(scheduler, _LIMIT, max(_KEPT, 2 * len(sizes)))
 
     return update_new_input_sizes
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from snakemake.scheduling.job_scheduler import JobScheduler
 
+from pathbench_flow import scheduling
 from pathbench_flow.scheduling import (
     _METHOD,
     _SIZES,
@@ -154,6 +155,22 @@ def test_a_missing_input_is_looked_for_again(tmp_path: Path) -> None:
     assert measure(scheduler, [Job(input=[late])]) == {late: None}
     Path(late).write_bytes(b"here")
     assert measure(scheduler, [Job(input=[late])]) == {late: 4}
+
+
+def test_sizes_no_ready_job_reads_are_dropped_past_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory stays bounded: past the bound, only the ready jobs' inputs keep their sizes,
+    and the next pruning waits until twice as many are kept."""
+    monkeypatch.setattr(scheduling, "_KEPT", 2)
+    files = [File(tmp_path / str(i)) for i in range(6)]
+    for file in files:
+        Path(file).write_bytes(b"x")
+    scheduler = Scheduler()
+    assert len(measure(scheduler, [Job(input=files[:2])])) == 2
+    assert measure(scheduler, [Job(input=files[2:3])]) == {files[2]: 1}
+    assert measure(scheduler, [Job(input=files[3:4])]) == {files[2]: 1, files[3]: 1}
+    assert measure(scheduler, [Job(input=files[4:6])]) == {files[4]: 1, files[5]: 1}
 
 
 COUNTING_SNAKEFILE = """\
