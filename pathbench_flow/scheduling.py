@@ -16,17 +16,38 @@ arms the next. A re-evaluation therefore still follows every pass within the tim
 before, and jobs still start the moment a core frees up (a job's end wakes the scheduler
 directly). The timer is a daemon thread: the run no longer waits for it to fire before it
 exits.
+
+The other term: each pass stats every input of every ready job (``update_input_sizes``, an
+``exists`` and a ``size`` per path, each an asyncio task, to rank jobs by input and temp-file
+size: the greedy selector's reward and the ILP's temp term both read them), so with many jobs
+ready it grew like the passes times the ready inputs. :func:`install` also makes that stat each
+path once: a size already measured is kept, only paths not yet measured (or missing when last
+looked at) are stat'ed, and a job still ready from the pass before with every input measured
+is not looked at again. An input of a ready job is complete, and inside a run a file changes
+only when a job writes it (a retry, a job a checkpoint's new DAG reruns, a temp file made again
+after its deletion): the outputs of every job that finishes are forgotten before the pass that
+follows it, so whatever reads them next measures them anew. A stale size could only change the
+order jobs start in, never what they compute.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 _PENDING = "_pathbench_reevaluation_pending"
 _METHOD = "_schedule_reevalutation"  # Snakemake's spelling
+_SIZES = "update_input_sizes"
+_FINISH = "_finish_jobs"
+_MEASURED = "_pathbench_measured_jobs"
+_LIMIT = "_pathbench_input_sizes_limit"
+_KEPT = 10_000
+"""Past this many sizes kept (Snakemake's bound), or twice as many as the last such pruning
+left, the sizes of paths no ready job reads are dropped: memory stays bounded by the ready
+jobs' inputs, and with more ready inputs than that the pruning does not run in every pass."""
 
 
 def _coalesced(schedule: Callable[[Any, float], None]) -> Callable[[Any, float], None]:
@@ -52,24 +73,111 @@ def _coalesced(schedule: Callable[[Any, float], None]) -> Callable[[Any, float],
     return schedule_once
 
 
+async def _size(path: Any) -> tuple[Any, int | None]:
+    """Snakemake's measure of one input: its size, or None when it does not exist (yet)."""
+    return path, await path.size() if await path.exists() else None
+
+
+def _measured_once(
+    update: Callable[[Any, Iterable[Any]], Awaitable[None]],
+) -> Callable[[Any, Iterable[Any]], Awaitable[None]]:
+    """Snakemake's ``update_input_sizes`` (stat every input of the ready jobs into the
+    scheduler's ``_input_sizes``) made to look only at the jobs that were not ready in the
+    previous pass, and stat only their paths it has no size for."""
+
+    async def update_new_input_sizes(scheduler: Any, jobs: Iterable[Any]) -> None:
+        """Called from the scheduler's loop only. A job stays measured while it stays ready
+        with every input's size known; one that leaves the ready jobs and comes back (a retry)
+        is looked at again. A scheduler without the dict this fills (a Snakemake that renamed
+        it) gets Snakemake's own method."""
+        sizes = getattr(scheduler, "_input_sizes", None)
+        if not isinstance(sizes, dict):
+            await update(scheduler, jobs)
+            return
+        ready = set(jobs)
+        measured = getattr(scheduler, _MEASURED, set()) & ready
+        new_jobs = ready - measured
+        new = {path for job in new_jobs for path in job.input if sizes.get(path) is None}
+        if new:
+            sizes.update(await asyncio.gather(*map(_size, new)))
+        measured.update(
+            job for job in new_jobs if all(sizes[path] is not None for path in job.input)
+        )
+        setattr(scheduler, _MEASURED, measured)
+        if len(sizes) > getattr(scheduler, _LIMIT, _KEPT):
+            read = {path for job in ready for path in job.input}
+            for path in [path for path in sizes if path not in read]:
+                del sizes[path]
+            setattr(scheduler, _LIMIT, max(_KEPT, 2 * len(sizes)))
+
+    return update_new_input_sizes
+
+
+def _forgetting_outputs(finish: Callable[[Any], None]) -> Callable[[Any], None]:
+    """Snakemake's ``_finish_jobs`` (post-process the jobs that ended, in the scheduler's loop
+    before it selects jobs) made to forget first the sizes of what those jobs wrote."""
+
+    def finish_jobs(scheduler: Any) -> None:
+        """A group job's own ``output`` leaves out what its members pass to each other, which
+        jobs outside the group may read too: its members' outputs are forgotten instead. A
+        job's output is normally measured only after the job ends (its readers wait for it);
+        if one was measured before, every ready job is looked at again in the next pass."""
+        sizes = getattr(scheduler, "_input_sizes", None)
+        if isinstance(sizes, dict):
+            for job in scheduler._tofinish:
+                for member in job.jobs if job.is_group() else (job,):
+                    for path in member.output:
+                        if path in sizes:
+                            del sizes[path]
+                            setattr(scheduler, _MEASURED, set())
+        finish(scheduler)
+
+    return finish_jobs
+
+
+def _patch(scheduler_class: type, method: str, wrap: Callable[[Any], Any]) -> None:
+    """Replace ``scheduler_class.method`` by ``wrap`` of it, once per process."""
+    original = getattr(scheduler_class, method)
+    if not getattr(original, "pathbench_patched", False):
+        patched = wrap(original)
+        patched.pathbench_patched = True
+        setattr(scheduler_class, method, patched)
+
+
+def _missing(scheduler_class: type, methods: tuple[str, ...], cost: str) -> bool:
+    """Whether this Snakemake's scheduler lacks one of ``methods``; if so, warn what leaving
+    it unpatched costs (the run is correct either way, only the main process's CPU differs)."""
+    absent = [name for name in methods if not callable(getattr(scheduler_class, name, None))]
+    if absent:
+        logging.getLogger("snakemake.logging").warning(
+            "pathbench_flow.scheduling: this Snakemake's scheduler has no %s; %s",
+            " or ".join(absent),
+            cost,
+        )
+    return bool(absent)
+
+
 def install(workflow: Any) -> None:
-    """Coalesce the scheduler's timed re-evaluations in the main process of a real run (a dry
-    run selects no jobs). Snakemake versions whose scheduler has no such timer method are left
-    as they are, with a warning: the run is correct either way, only the main process's CPU
-    differs."""
+    """Coalesce the scheduler's timed re-evaluations and stat each input once, in the main
+    process of a real run (a dry run selects no jobs). A Snakemake whose scheduler lacks the
+    methods of either part keeps its own behaviour for that part, with a warning. The input
+    sizes are kept only with the finished jobs' outputs forgotten: both methods or neither."""
     if not workflow.is_main_process or workflow.output_settings.dryrun:
         return
     from snakemake.scheduling.job_scheduler import JobScheduler
 
-    schedule = getattr(JobScheduler, _METHOD, None)
-    if not callable(schedule):
-        logging.getLogger("snakemake.logging").warning(
-            "pathbench_flow.scheduling: this Snakemake's scheduler has no %s; its timed "
-            "re-evaluations are left uncoalesced (more CPU in the main process on large runs)",
-            _METHOD,
-        )
-        return
-    if not getattr(schedule, "coalesced", False):
-        coalesced = _coalesced(schedule)
-        coalesced.coalesced = True  # type: ignore[attr-defined]
-        setattr(JobScheduler, _METHOD, coalesced)
+    if not _missing(
+        JobScheduler,
+        (_METHOD,),
+        "its timed re-evaluations are left uncoalesced (more CPU in the main process on large "
+        "runs)",
+    ):
+        _patch(JobScheduler, _METHOD, _coalesced)
+    if not _missing(
+        JobScheduler,
+        (_SIZES, _FINISH),
+        "every pass stats every input of every ready job (more CPU in the main process on "
+        "large runs)",
+    ):
+        _patch(JobScheduler, _SIZES, _measured_once)
+        _patch(JobScheduler, _FINISH, _forgetting_outputs)
