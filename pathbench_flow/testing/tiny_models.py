@@ -208,7 +208,18 @@ LARGE = dict(
     num_conv_pos_embedding_groups=16,
 )
 """wav2vec2-large-xlsr-53's size (315 M parameters), the size of every PathBench model."""
-SIZES: Mapping[str, Mapping[str, Any]] = {"tiny": TINY, "large": LARGE}
+BASE = dict(
+    hidden_size=768,
+    num_hidden_layers=12,
+    num_attention_heads=12,
+    intermediate_size=3072,
+    conv_dim=(512,) * 7,
+    num_conv_pos_embeddings=128,
+    num_conv_pos_embedding_groups=16,
+)
+"""wav2vec2-base's size (``Wav2Vec2Config``'s defaults, 95 M parameters), the size
+``benchmarks/neural.py`` times the model rows at."""
+SIZES: Mapping[str, Mapping[str, Any]] = {"tiny": TINY, "base": BASE, "large": LARGE}
 INITIALIZER_RANGE = 0.02
 """Standard deviation of linear weights (transformers' ``initializer_range`` for wav2vec2)."""
 SEEDED_FORMAT = 1
