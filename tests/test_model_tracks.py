@@ -453,3 +453,32 @@ def test_a_model_track_job_is_planned_once_with_its_readers_resources(tiny, tmp_
         f"results/mine/tracks/{nad}/raw/0000.parquet": ("1", "4000"),
         "results/mine/tracks/cpps/raw/0000.parquet": ("0", "2000"),
     }
+
+
+def test_a_model_track_job_declares_memory_for_its_longest_utterance(tiny, tmp_path):
+    """wav2vec2's memory grows with an utterance's length; once the shard checkpoint has
+    written the slices, the job's declaration follows the longest utterance it reads."""
+    from pathbench_flow.testing.kaldi_builder import tone
+    from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
+
+    workdir = copy_workflow(tmp_path / "wf")
+    data = build_tone_dataset(workdir / "data" / "mine")
+    first = sorted((data / "wav").glob("*.wav"))[0]
+    sf.write(first, tone(120.0, freq=150.0), 16000)  # 60 s past what the table covers
+    config = {
+        "datasets": {"mine": {"path": "data/mine", "trim_backend": "energy"}},
+        "evaluators": ["artp_old", "cpps"],
+        "evaluator_options": {"artp_old": {"model": tiny["phone"]}},
+        "variants": ["raw"],
+        "reference_types": ["control"],
+        "openset": {"enabled": False},
+    }
+    (workdir / "c.yaml").write_text(yaml.safe_dump(config))
+    phone = model_tracks.ctc_track(_phone_dir(tiny)).name
+    model_file = f"results/mine/tracks/{phone}/raw/0000.parquet"
+    before = _resources(snakemake(workdir, "-n", "--configfile", "c.yaml").stdout)
+    assert before[model_file]["mem_mb"] == "4000"  # planned before any slice exists
+    snakemake(workdir, "--cores", "1", "--configfile", "c.yaml", "--until", "shard_manifest")
+    after = _resources(snakemake(workdir, "-n", "--configfile", "c.yaml").stdout)
+    assert after[model_file]["mem_mb"] == "5500"  # 4,000 + 60 s x 25 MB
+    assert after["results/mine/tracks/cpps/raw/0000.parquet"]["mem_mb"] == "2000"

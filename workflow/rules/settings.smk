@@ -7,7 +7,11 @@ from snakemake.utils import validate
 
 from pathbench_flow import __version__
 from pathbench_flow.config_schema import check_schema, rooted_datasets
-from pathbench_flow.memory import declared_memory
+from pathbench_flow.memory import (
+    declared_memory,
+    longest_utterance_s,
+    model_track_memory,
+)
 from pathbench_flow.fetching import OFFLINE_VARIABLES
 from pathbench_flow.neural.models import DEVICE_VARIABLE, gpus_requested
 
@@ -86,8 +90,8 @@ RESOURCES = {
 # utterances (validation.max_utterance_s) declares per further minute at least the growth
 # measured from 10 minutes to 2 hours (benchmarks/README.md, "Long recordings"; at 2 hours every
 # job kind of the run used at most two thirds of its declaration; the open-set features alone:
-# 0.9 GB at 10 minutes, 7.5 GB at 2 hours). The model track jobs are not covered: wav2vec2's
-# memory grows by ~22 MB per second of one utterance (benchmarks/README.md, "Long recordings").
+# 0.9 GB at 10 minutes, 7.5 GB at 2 hours). A model track job declares from the longest
+# utterance it reads instead (common.smk, track_memory): wav2vec2 takes ~22 MB per second.
 MEMORY_PER_MINUTE = {
     "validate_dataset": 10,
     "fa_trim": 9,

@@ -23,7 +23,7 @@ rule compute_track:
         "../envs/pathbench.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc: track_resources(wc.track)["mem_mb"],
+        mem_mb=track_memory,
         runtime=lambda wc: track_resources(wc.track)["runtime"],
         gpu=lambda wc: track_gpu(wc.track),
     params:
