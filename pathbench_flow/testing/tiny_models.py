@@ -198,14 +198,16 @@ def write_arpa(path: Path, words: list[str]) -> Path:
 
 # --- seeded models for the PathBench conformance benchmark and its frozen values ----------
 
+_FULL_ENCODER = dict(
+    conv_dim=(512,) * 7, num_conv_pos_embeddings=128, num_conv_pos_embedding_groups=16
+)
+"""The feature encoder and positional convolution every released wav2vec2 size shares."""
 LARGE = dict(
     hidden_size=1024,
     num_hidden_layers=24,
     num_attention_heads=16,
     intermediate_size=4096,
-    conv_dim=(512,) * 7,
-    num_conv_pos_embeddings=128,
-    num_conv_pos_embedding_groups=16,
+    **_FULL_ENCODER,
 )
 """wav2vec2-large-xlsr-53's size (315 M parameters), the size of every PathBench model."""
 BASE = dict(
@@ -213,9 +215,7 @@ BASE = dict(
     num_hidden_layers=12,
     num_attention_heads=12,
     intermediate_size=3072,
-    conv_dim=(512,) * 7,
-    num_conv_pos_embeddings=128,
-    num_conv_pos_embedding_groups=16,
+    **_FULL_ENCODER,
 )
 """wav2vec2-base's size (``Wav2Vec2Config``'s defaults, 95 M parameters), the size
 ``benchmarks/neural.py`` times the model rows at."""
