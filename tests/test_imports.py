@@ -136,10 +136,10 @@ def model_tracks_written(tmp_path_factory) -> tuple[Path, list[Path], dict[str, 
     from test_neural import NEURAL, options
 
     from pathbench_flow import registry, tracks
-    from pathbench_flow.stages.tracks import compute_track
     from pathbench_flow.stages.validate import validate_dataset
     from pathbench_flow.testing.kaldi_builder import build_tone_dataset
     from pathbench_flow.testing.tiny_models import build_char_model, build_phone_model, write_arpa
+    from pathbench_flow.testing.track_jobs import write_track_files
 
     root = tmp_path_factory.mktemp("model_tracks")
     tiny = {
@@ -153,22 +153,7 @@ def model_tracks_written(tmp_path_factory) -> tuple[Path, list[Path], dict[str, 
     planned = tracks.merge_uses(
         use for name in NEURAL for use in registry.info(name).cls.track_uses(chosen[name])
     )
-    files: dict[str, Path] = {}
-    for name, use in sorted(planned.items(), key=lambda item: bool(item[1].track.sources)):
-        tracks.forget()
-        files[name] = root / f"{name}.parquet"
-        sources = [planned[source].track for source in use.track.sources]
-        compute_track(
-            [manifest],
-            use.track,
-            "raw",
-            files[name],
-            sources=sources,
-            source_paths=[files[source.name] for source in sources],
-            languages=use.languages,
-            batch_size=4,
-        )
-    tracks.forget()
+    files, _ = write_track_files(manifest, planned, root)
     return manifest, list(files.values()), chosen
 
 

@@ -31,9 +31,9 @@ from pathbench_flow.evaluator import Item, evaluate_all
 from pathbench_flow.languages import LANGUAGES
 from pathbench_flow.neural import lm, model_tracks, models
 from pathbench_flow.stages.score import score_utterances
-from pathbench_flow.stages.tracks import compute_track
 from pathbench_flow.testing.kaldi_builder import build_tone_dataset
 from pathbench_flow.testing.speech_fixtures import require_espeak
+from pathbench_flow.testing.track_jobs import write_track_files
 from pathbench_flow.tracks.store import load_tracks, track_rows, write_track
 
 PHONE_READERS = ("artp", "artp_old", "dper")
@@ -249,23 +249,9 @@ def test_track_files_give_every_model_measure_its_values_bit_for_bit(
     )
     assert len(planned) == 3  # the phone model, the character model and its LM decoding
     forward_passes.clear()
-    files: dict[str, Path] = {}
     with counted_decodes() as decodes:
-        for name, use in sorted(planned.items(), key=lambda item: bool(item[1].track.sources)):
-            tracks.forget()
-            files[name] = tmp_path / "tracks" / f"{name}.parquet"
-            sources = [planned[source].track for source in use.track.sources]
-            rows = compute_track(
-                [manifest],
-                use.track,
-                "raw",
-                files[name],
-                sources=sources,
-                source_paths=[files[source.name] for source in sources],
-                languages=use.languages,
-                batch_size=4,
-            )
-            assert rows == 4
+        files, rows = write_track_files(manifest, planned, tmp_path / "tracks")
+    assert set(rows.values()) == {4}
     char_dir = str(Path(tiny["char"]).resolve())
     assert forward_passes == {_phone_dir(tiny): 4, char_dir: 4}  # once per utterance each
     assert decodes["n"] == 4  # the beam search too, for Double ASR and DArtP together
