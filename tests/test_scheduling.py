@@ -134,19 +134,19 @@ def measure(scheduler: Scheduler, jobs: list[Job]) -> dict[File, int | None]:
 def test_a_size_measured_is_kept_until_a_job_that_writes_the_file_ends(tmp_path: Path) -> None:
     """Rewriting a file behind the scheduler's back shows the size is not measured again;
     once a job that lists it as output ends, it is."""
-    shared, written = File(tmp_path / "shared"), File(tmp_path / "written")
-    shared_bytes = b"abc"
-    Path(shared).write_bytes(shared_bytes)
+    common, written = File(tmp_path / "common"), File(tmp_path / "written")
+    common_bytes = b"abc"
+    Path(common).write_bytes(common_bytes)
     Path(written).write_bytes(b"12345")
     scheduler = Scheduler()
-    readers = [Job(input=[shared, written]) for _ in range(3)]
-    assert measure(scheduler, readers) == {shared: 3, written: 5}
-    Path(shared).write_bytes(b"a much longer content")
+    readers = [Job(input=[common, written]) for _ in range(3)]
+    assert measure(scheduler, readers) == {common: 3, written: 5}
+    Path(common).write_bytes(b"a much longer content")
     Path(written).write_bytes(b"1")
-    assert measure(scheduler, readers) == {shared: 3, written: 5}
+    assert measure(scheduler, readers) == {common: 3, written: 5}
     scheduler.finish([Job(jobs=(Job(output=[written]), Job(output=[File(tmp_path / "x")])))])
     assert scheduler.finished, "Snakemake's own _finish_jobs ran"
-    assert measure(scheduler, readers) == {shared: 3, written: 1}
+    assert measure(scheduler, readers) == {common: 3, written: 1}
 
 
 def test_a_missing_input_is_looked_for_again(tmp_path: Path) -> None:
