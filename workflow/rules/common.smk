@@ -440,13 +440,14 @@ def track_resources(name):
 def track_memory(wildcards, input):
     """A track job's ``mem_mb``; a model's grows with the longest utterance of the manifest
     slices the job reads (pathbench_flow/memory.py). Before the shard checkpoint has written
-    them (a dry run's plan) it is the table's; Snakemake evaluates resources again before it
-    starts a job, once its inputs exist."""
+    them (a dry run's plan), or evaluated without a job's named inputs, it is the table's;
+    Snakemake evaluates resources again before it starts a job, once its inputs exist.
+    """
     declared = track_resources(wildcards.track)["mem_mb"]
-    manifests = list(input.manifests)
-    if not planned_track(wildcards.track).track.runs_model or not all(
-        Path(path).exists() for path in manifests
-    ):
+    if not planned_track(wildcards.track).track.runs_model:
+        return declared
+    manifests = list(getattr(input, "manifests", []))
+    if not manifests or not all(Path(path).exists() for path in manifests):
         return declared
     return model_track_memory(declared, longest_utterance_s(manifests))
 
