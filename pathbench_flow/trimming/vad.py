@@ -41,6 +41,7 @@ Both fallbacks keep the whole (plainly loaded) utterance and say why in ``messag
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -244,13 +245,17 @@ class Wav2Vec2Aligner:
             directory = loading.resolve(str(model), option)
         except loading.ModelUnavailable as error:
             raise FileNotFoundError(f"wav2vec2 model not found: {error}") from None
+        # The tokenizer reads without them, but every alignment runs the network: say so
+        # before any job starts, not at its first utterance.
         try:
-            self.model = loading.load_ctc(str(directory))
+            for library in ("torch", "transformers"):
+                importlib.import_module(library)
         except ImportError as error:
             raise ImportError(
                 "the wav2vec2 trimming backend needs torch and transformers installed "
                 f"({error}); choose backend auto, pocketsphinx or energy otherwise"
             ) from error
+        self.model = loading.load_ctc(str(directory))
 
     def speech_span(
         self, audio: np.ndarray, transcription: str, language: str
