@@ -469,12 +469,19 @@ def dataset_jobs(
     for label, passes in (("without", passes_without), ("with", passes_with)):
         print(f"forward passes {label} track files: {dict(passes)}")
     networks = sum(job.runs_network for job in producers.values())
-    print(
-        "\nPathBench's CPU is the 'every job runs its models' column: benchmarks/"
-        "neural_conformance.md runs PathBench's own code beside ours, each measure with its "
-        "own models, at CPU ratio 0.96-1.05 per measure at large size (NAD 2.28 in our "
-        "favour, so for NAD the column is below PathBench's own cost)."
-    )
+    if side is None:
+        print(
+            "\nThe 'every job runs its models' column stands in for PathBench's CPU: "
+            "benchmarks/neural_conformance.md runs PathBench's own code beside ours, each "
+            "measure with its own models, at CPU ratio 0.96-1.05 per measure at large size "
+            "(NAD 2.28 in our favour, evaluator for evaluator); --pathbench measures "
+            "PathBench's own jobs instead."
+        )
+    else:
+        print(
+            "\nThe 'every job runs its models' column is our evaluators each running its own "
+            "models (the stand-in); PathBench's own code is the third column."
+        )
     print(f"model rows / every job runs its models: {share(ours, pathbench)}")
     print(
         f"with one import of torch and transformers ({imports:.2f} CPU s, fresh interpreter) "
