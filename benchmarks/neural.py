@@ -2,7 +2,10 @@
 tracks and without, and why the CPU runs models one utterance at a time.
 
 Run: ``nice python benchmarks/neural.py [--kind flat|peaked] [--speakers 4] [--texts 4]
-[--seconds 3] [--threads 1] [--repeats 1] [--sections 1,2,3] [--calibrate]``.
+[--seconds 3] [--threads 1] [--repeats 1] [--sections 1,2,3] [--calibrate]
+[--pathbench DIR]``; with ``--pathbench`` (a PathBench checkout) in the environment of
+``neural_conformance.py``, which has PathBench's dependencies (torchaudio) and this package:
+``nice /work/venv-pb/bin/python benchmarks/neural.py --pathbench /work/pb --sections 2``.
 The models are base-size wav2vec2 CTC models (``Wav2Vec2Config`` defaults: 12 layers,
 768 dimensions, 95 M parameters) with the layer-norm feature encoder of PathBench's large
 models, randomly initialised (the seeded weights of the PathBench conformance benchmark,
@@ -29,7 +32,15 @@ The corpus: ``--texts`` texts said by ``--speakers`` speakers (noise-like audio 
    share of PathBench's CPU: the "every job runs its models" column stands for PathBench's
    code (``benchmarks/neural_conformance.md`` holds PathBench's own measures to ours run
    each with its own models), without and with the import of torch and transformers where a
-   job pays it.
+   job pays it. With ``--pathbench``, a third column: PathBench's own code on the same
+   corpus and models, through ``neural_conformance.py``'s :class:`PathBench` (the evaluators
+   its driver builds, called through the driver's dispatch functions) in a scratch directory
+   (its :class:`Workspace`: the Hugging Face ids point at this run's models, NAD's
+   ``facebook/wav2vec2-large`` at the phone model our NAD reads, ``lms/`` holds the n-gram
+   model). One job per measure and per NAD variant (raw, fa), each with its model registry
+   emptied first, so it loads its models as a process of its own would; as in the driver, one
+   NAD evaluator serves both reference sets (its feature cache spans them). The fa variant's
+   trimmer cuts what :class:`FixedTrim` cuts, the forced alignment left out on every side.
 3. The wav2vec2 trimming backend, x real time.
 """
 
@@ -41,14 +52,17 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from contextlib import contextmanager, redirect_stdout
+from dataclasses import dataclass, field, replace
+from io import StringIO
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 from unittest import mock
 
 import numpy as np
 import soundfile as sf
+from neural_conformance import PathBench, Workspace, _pathbench_evaluator, _utt
 
 from pathbench_flow import SAMPLE_RATE, registry, tracks
 from pathbench_flow.audio import load_shared
@@ -111,6 +125,20 @@ class FixedTrim:
     def trim(self, audio_path, transcription, language, start_time=0.0, end_time=-1.0):
         audio = load_shared(audio_path, start_time, end_time)[1600:-1600]
         return SimpleNamespace(audio=audio, record=SimpleNamespace(status=ALIGNED))
+
+
+class PathBenchFixedTrim:
+    """:class:`FixedTrim` for PathBench's ``TrimmedNADEvaluator``: the same 0.1 s off both
+    ends of the audio loaded as PathBench's ``FATrimmer`` loads it, returned as it returns it."""
+
+    def trim(self, audio_path, transcription, language, start_time=0.0, end_time=-1.0):
+        import librosa
+
+        duration = end_time - start_time if end_time != -1 else None
+        speech, rate = librosa.load(
+            audio_path, sr=SAMPLE_RATE, offset=start_time, duration=duration, dtype=np.float64
+        )
+        return speech[1600:-1600], rate
 
 
 def _cpu_now() -> float:
@@ -298,6 +326,99 @@ def measure_once(
     return without, with_tracks, producers, passes_without, passes_with
 
 
+@dataclass
+class PathBenchSide:
+    """PathBench's code and the scratch directory it runs in (see the module docstring)."""
+
+    code: PathBench
+    space: Workspace
+    unscored: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+def open_pathbench(checkout: Path, root: Path) -> PathBenchSide:
+    """PathBench's modules, imported after its model ids are pointed at ``root``'s offline
+    Hugging Face cache (huggingface_hub reads the location once, at import), run from ``root``
+    (PathBench reads ``lms/`` from the working directory) with this corpus's n-gram model."""
+    checkout = checkout.resolve()
+    space = Workspace(root)
+    tiny_models.quiet_hf(space.cache)
+    root.mkdir(parents=True)
+    conformance_inputs.write_lms(root, {"en": WORDS})
+    os.chdir(root)
+    return PathBenchSide(PathBench(checkout), space)
+
+
+@dataclass
+class PathBenchRun:
+    """One measurement of PathBench's jobs: CPU s per job, the CPU s all jobs spent building
+    their evaluators (model loads, n-gram decoders), the models each job loaded (its registry's
+    keys) and each model's load alone, CPU s."""
+
+    seconds: dict[str, float]
+    building: float
+    loaded: dict[str, set]
+    loads: dict[Any, float]
+
+    def as_driver_runs(self) -> float:
+        """The jobs' CPU with each model loaded once, as PathBench's driver loads it in its
+        one process (its registry shared by every evaluator), not once per job."""
+        per_job = sum(self.loads[key] for keys in self.loaded.values() for key in keys)
+        return sum(self.seconds.values()) - per_job + sum(self.loads.values())
+
+
+def pathbench_once(side: PathBenchSide, data: Corpus) -> PathBenchRun:
+    """One measurement of PathBench's jobs on the dataset (see :class:`PathBenchRun`)."""
+    pb = side.code
+    paths = {item.audio_path: Path(item.audio_path) for item in [*data.tests, *data.controls]}
+    jobs: dict[str, tuple[Callable[[], object], tuple[str | None, ...]]] = {
+        name: (lambda name=name: _pathbench_evaluator(pb, name, "en"), (None,)) for name in MEASURES
+    }
+    jobs["nad raw (control, all)"] = (lambda: pb.nad.NADEvaluator(), ("control", "all"))
+    jobs["nad fa (control, all)"] = (
+        lambda: pb.nad.TrimmedNADEvaluator(trimmer=PathBenchFixedTrim()),
+        ("control", "all"),
+    )
+    seconds: dict[str, float] = {}
+    building: list[float] = []
+    loaded: dict[str, set] = {}
+    for name, (build, reference_sets) in jobs.items():
+        pb.forget_models()  # a job of its own loads its models
+        pb.strings.cached_phonemize.cache_clear()
+        results: list[tuple[float | None, str]] = []
+
+        def job(build=build, reference_sets=reference_sets, results=results) -> None:
+            evaluator: list = []
+            with redirect_stdout(StringIO()):  # the models' load reports
+                building.append(cpu(lambda: evaluator.append(build())))
+            audio_cache: dict = {}  # the driver's, for the reference-free measures
+            for kind in reference_sets:
+                for item in data.tests:
+                    references = data.references(item, kind) if kind else ()
+                    utt = _utt(item.utt_id, item.audio_path, item.transcription, "en",
+                               references=references)  # fmt: skip
+                    results.append(pb.one(evaluator[0], utt, paths, audio_cache))
+
+        seconds[name] = cpu(job)
+        loaded[name] = set(pb.registry._ctc_models) | set(pb.registry._feat_models)
+        missing = [note for value, note in results if value is None]
+        if len(missing) == len(results):
+            raise RuntimeError(f"PathBench scored no utterance in job {name}: {missing[-1]!r}")
+        side.unscored[name] = len(missing)
+        if missing:
+            side.notes[name] = missing[-1]
+    loads = {}
+    for key in sorted(set().union(*loaded.values()), key=str):
+        pb.forget_models()
+        with redirect_stdout(StringIO()):
+            if isinstance(key, str):
+                loads[key] = cpu(lambda key=key: pb.registry.get_ctc_model(key))
+            else:
+                loads[key] = cpu(lambda key=key: pb.registry.get_featurizer(*key))
+    pb.forget_models()
+    return PathBenchRun(seconds, sum(building), loaded, loads)
+
+
 def import_cost(repeats: int = 3) -> float:
     """CPU s of importing :data:`IMPORT_TORCH` in a fresh interpreter, above an empty one's
     start (minimum of ``repeats`` each)."""
@@ -312,29 +433,55 @@ def share(ours: float, pathbench: float) -> str:
     )
 
 
-def dataset_jobs(data: Corpus, options: dict, root: Path, repeats: int, imports: float) -> None:
+def dataset_jobs(
+    data: Corpus,
+    options: dict,
+    root: Path,
+    repeats: int,
+    imports: float,
+    side: PathBenchSide | None = None,
+) -> None:
     """Section 2: one dataset's jobs without and with track files (each job's minimum over
-    ``repeats``), and the model rows' share of PathBench's CPU."""
-    runs = [measure_once(data, options, root) for _ in range(repeats)]
+    ``repeats``), with ``side`` PathBench's own jobs too, and the model rows' share of
+    PathBench's CPU."""
+    runs, pb_runs = [], []
+    for _ in range(repeats):
+        runs.append(measure_once(data, options, root))
+        if side is not None:
+            pb_runs.append(pathbench_once(side, data))
     without = {name: min(run[0][name] for run in runs) for name in runs[0][0]}
     with_tracks = {name: min(run[1][name] for run in runs) for name in runs[0][1]}
+    own = (
+        {name: min(r.seconds[name] for r in pb_runs) for name in pb_runs[0].seconds} if side else {}
+    )
     producers, passes_without, passes_with = runs[0][2:]
-    print("| job | every job runs its models | model outputs as tracks |")
-    print("|---|---:|---:|")
-    for name in [*producers, *without]:
+    third = " PathBench's own code |" if own else ""
+    print("| job | every job runs its models | model outputs as tracks |" + third)
+    print("|---|---:|---:|" + ("---:|" if own else ""))
+    for name in [*producers, *without, *(name for name in own if name not in without)]:
         before = f"{without[name]:.2f}" if name in without else ""
-        print(f"| {name} | {before} | {with_tracks[name]:.2f} |")
+        after = f"{with_tracks[name]:.2f}" if name in with_tracks else ""
+        theirs = (f" {own[name]:.2f} |" if name in own else " |") if own else ""
+        print(f"| {name} | {before} | {after} |" + theirs)
     pathbench, ours = sum(without.values()), sum(with_tracks.values())
-    print(f"| **total** | **{pathbench:.2f}** | **{ours:.2f}** |")
+    theirs = f" **{sum(own.values()):.2f}** |" if own else ""
+    print(f"| **total** | **{pathbench:.2f}** | **{ours:.2f}** |" + theirs)
     for label, passes in (("without", passes_without), ("with", passes_with)):
         print(f"forward passes {label} track files: {dict(passes)}")
     networks = sum(job.runs_network for job in producers.values())
-    print(
-        "\nPathBench's CPU is the 'every job runs its models' column: benchmarks/"
-        "neural_conformance.md runs PathBench's own code beside ours, each measure with its "
-        "own models, at CPU ratio 0.96-1.05 per measure at large size (NAD 2.28 in our "
-        "favour, so for NAD the column is below PathBench's own cost)."
-    )
+    if side is None:
+        print(
+            "\nThe 'every job runs its models' column stands in for PathBench's CPU: "
+            "benchmarks/neural_conformance.md runs PathBench's own code beside ours, each "
+            "measure with its own models, at CPU ratio 0.96-1.05 per measure at large size "
+            "(NAD 2.28 in our favour, evaluator for evaluator); --pathbench measures "
+            "PathBench's own jobs instead."
+        )
+    else:
+        print(
+            "\nThe 'every job runs its models' column is our evaluators each running its own "
+            "models (the stand-in); PathBench's own code is the third column."
+        )
     print(f"model rows / every job runs its models: {share(ours, pathbench)}")
     print(
         f"with one import of torch and transformers ({imports:.2f} CPU s, fresh interpreter) "
@@ -342,6 +489,42 @@ def dataset_jobs(data: Corpus, options: dict, root: Path, repeats: int, imports:
         f"transcription and the measures' jobs read files and import neither), PathBench's "
         f"{len(without)} (one process per measure and dataset, each NAD variant a run of its "
         f"own): {share(ours + networks * imports, pathbench + len(without) * imports)}"
+    )
+    if side is not None:
+        pathbench_ratios(side, own, ours, networks, imports, pb_runs)
+
+
+def pathbench_ratios(
+    side: PathBenchSide,
+    own: dict[str, float],
+    ours: float,
+    networks: int,
+    imports: float,
+    runs: Sequence[PathBenchRun],
+) -> None:
+    """The model rows against PathBench's own code: as jobs of their own, and as its driver
+    runs a dataset (one process, each model loaded once, one import)."""
+    total = sum(own.values())
+    ours_paid = ours + networks * imports
+    if any(side.unscored.values()):
+        print(f"PathBench's unscored utterances per job: {side.unscored}, last notes {side.notes}")
+    loads = sum(len(keys) for keys in runs[0].loaded.values())
+    print(
+        f"\nPathBench's own code: {len(own)} jobs, each loading its models ({loads} loads); "
+        f"{min(r.building for r in runs):.2f} s of the {total:.2f} s built the evaluators "
+        "(model loads, n-gram decoders); one load alone: "
+        + ", ".join(f"{key} {min(r.loads[key] for r in runs):.2f} s" for key in runs[0].loads)
+    )
+    print(f"model rows / PathBench's own code: {share(ours, total)}")
+    print(
+        f"with the import where paid (ours {networks}, PathBench's {len(own)}, a process per "
+        f"job): {share(ours_paid, total + len(own) * imports)}"
+    )
+    driver = min(r.as_driver_runs() for r in runs)
+    print(
+        f"as PathBench's driver runs a dataset (scripts/evaluate_spk2score.py: one process, "
+        f"its registry loading each of {len(runs[0].loads)} models once, one import): "
+        f"{share(ours, driver)}; with the import where paid: {share(ours_paid, driver + imports)}"
     )
 
 
@@ -366,17 +549,24 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="section 2: each job's minimum")
     parser.add_argument("--sections", default="1,2,3")
     parser.add_argument("--calibrate", action="store_true", help="print the peaks for this corpus")
+    parser.add_argument(
+        "--pathbench", type=Path, metavar="DIR", help="section 2: a PathBench checkout to run too"
+    )
     args = parser.parse_args()
     sections = set(args.sections.split(","))
     kinds = (args.kind,) if args.kind else conformance_inputs.KINDS
-    import torch
-    import transformers
-
-    torch.set_num_threads(args.threads)
-    transformers.utils.logging.disable_progress_bar()
-    tiny_models.quiet_hf()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        side = None  # PathBench's modules import transformers: after its cache is set
+        if args.pathbench and "2" in sections:
+            side = open_pathbench(args.pathbench, root / "pathbench")
+        else:
+            tiny_models.quiet_hf()
+        import torch
+        import transformers
+
+        torch.set_num_threads(args.threads)
+        transformers.utils.logging.disable_progress_bar()
         lm_path = str(tiny_models.write_arpa(root / "lm.arpa", WORDS))
         data = corpus(root, args.speakers, args.texts, args.seconds)
         audios = [load_shared(item.audio_path) for item in data.tests]
@@ -388,6 +578,9 @@ def main() -> None:
             peaks = PEAKED if kind == "peaked" else {"phone": None, "char": None}
             built = conformance_inputs.build_models(root / "models", "base", kind, peaks)
             phone, char = str(built["phone"]), str(built["char"])
+            if side is not None:  # PathBench's NAD encoder: the model ours reads
+                side.space.register("base", kind, built, built["phone"])
+                side.space.activate("base", kind)
             print(f"\n## kind {kind}\n")
             for role, directory in built.items():
                 shape = tiny_models.posterior_shape(directory, audios)
@@ -413,7 +606,7 @@ def main() -> None:
             if "2" in sections:
                 print()
                 (root / kind).mkdir()
-                dataset_jobs(data, options, root / kind, args.repeats, imports)
+                dataset_jobs(data, options, root / kind, args.repeats, imports, side)
             if "3" in sections and number == 0:
                 print()
                 trimming(phone, data.tests)

@@ -311,7 +311,7 @@ class PathBench:
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
             try:
-                if isinstance(evaluator, self.nad.NADEvaluator):
+                if isinstance(evaluator, (self.nad.NADEvaluator, self.nad.TrimmedNADEvaluator)):
                     references = [(str(paths[a]), s, e) for a, s, e in utt["references"]]
                     value = self.driver._dispatch_ref_score(
                         evaluator, utt["utt_id"], audio_path, utt["text"], language,
