@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -182,13 +183,23 @@ def _peak_rss_mb(pid: int) -> float | None:
     return int(match.group(1)) / 1024 if match else None
 
 
-def run(workdir: Path, config: Path, cores: int, measured: Measured) -> None:
-    """The whole workflow; fills in the run's figures of ``measured``."""
+def run(
+    workdir: Path, config: Path, cores: int, measured: Measured, extra: Sequence[str] = ()
+) -> None:
+    """The whole workflow, with ``extra`` Snakemake options; fills in the run's figures of
+    ``measured``."""
     cpu, started = _cpu_children(), time.perf_counter()
     own = rss = None
     with open(workdir / "snakemake.out", "w") as log:
         process = start_snakemake(
-            workdir, log, "--cores", str(cores), "--configfile", str(config), environment=LOCAL_RUN
+            workdir,
+            log,
+            "--cores",
+            str(cores),
+            "--configfile",
+            str(config),
+            *extra,
+            environment=LOCAL_RUN,
         )
         while process.poll() is None:
             own = _process_cpu(process.pid) or own
@@ -245,6 +256,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", default="full", choices=("full", "default"))
     parser.add_argument("--copies", type=int, nargs="*", default=[1, 2, 4])
     parser.add_argument("--plan-only", type=int, nargs="*", default=[8, 16])
+    parser.add_argument(
+        "--snakemake-option",
+        action="append",
+        default=[],
+        metavar="OPTION",
+        help="an option for the measured runs (not the dry runs), e.g. "
+        "--snakemake-option=--scheduler-greedy-omit-prioritize-by-temp-and-input; repeatable",
+    )
+    parser.add_argument(
+        "--label", default="", help="suffix of the saved measured-<copies>.json (one per variant)"
+    )
     parser.add_argument("--readme", action="store_true", help="write the table to the README")
     args = parser.parse_args(argv)
     args.scratch.mkdir(parents=True, exist_ok=True)
@@ -260,9 +282,10 @@ def main(argv: list[str] | None = None) -> int:
         measured = Measured(copies, utterances, jobs, plan_cpu, plan_wall, plan_rss)
         if copies in args.copies:
             print(f"{copies}×: running {jobs} planned jobs in {workdir} ...", flush=True)
-            run(workdir, config, args.cores, measured)
+            run(workdir, config, args.cores, measured, args.snakemake_option)
         rows.append(measured)
-        (args.scratch / f"measured-{copies}.json").write_text(json.dumps(asdict(measured)))
+        saved = args.scratch / f"measured-{copies}{args.label}.json"
+        saved.write_text(json.dumps(asdict(measured)))
         print(table(rows[-1:]), flush=True)
     print(table(rows))
     if args.readme:
