@@ -1,14 +1,15 @@
 """CPU time of the model-based measures on one dataset, with their models' outputs as shared
 tracks and without, and why the CPU runs models one utterance at a time.
 
-Run: ``nice python benchmarks/neural.py [--kind flat|peaked] [--speakers 4] [--texts 4]
-[--seconds 3] [--threads 1] [--repeats 1] [--sections 1,2,3] [--calibrate]
+Run: ``nice python benchmarks/neural.py [--kind flat|peaked] [--size base|large] [--speakers 4]
+[--texts 4] [--seconds 3] [--threads 1] [--repeats 1] [--sections 1,2,3] [--calibrate]
 [--pathbench DIR]``; with ``--pathbench`` (a PathBench checkout) in the environment of
 ``neural_conformance.py``, which has PathBench's dependencies (torchaudio) and this package:
 ``nice /work/venv-pb/bin/python benchmarks/neural.py --pathbench /work/pb --sections 2``.
-The models are base-size wav2vec2 CTC models (``Wav2Vec2Config`` defaults: 12 layers,
-768 dimensions, 95 M parameters) with the layer-norm feature encoder of PathBench's large
-models, randomly initialised (the seeded weights of the PathBench conformance benchmark,
+The models are base-size wav2vec2 CTC models by default (``Wav2Vec2Config`` defaults: 12
+layers, 768 dimensions, 95 M parameters; ``--size large``: PathBench's 24 layers and 1,024
+dimensions) with the layer-norm feature encoder of PathBench's large models, randomly
+initialised (the seeded weights of the PathBench conformance benchmark,
 :func:`~pathbench_flow.testing.tiny_models.build_seeded_model`): the compute is the real one,
 only the outputs are meaningless. PathBench's own models are large (24 layers, 1024
 dimensions, ~3.3x the compute of base). Two kinds of the same models, by default both:
@@ -77,13 +78,17 @@ from pathbench_flow.tracks.store import load_tracks, track_rows, write_track
 from pathbench_flow.trimming.vad import FATrimmer
 
 PEAKED = {
-    "phone": tiny_models.Peak(scale=5.82, blank_bias=1.844),
-    "char": tiny_models.Peak(scale=6.46, blank_bias=12.545),
+    "base": {
+        "phone": tiny_models.Peak(scale=5.82, blank_bias=1.844),
+        "char": tiny_models.Peak(scale=6.46, blank_bias=12.545),
+    },
+    "large": tiny_models.PEAKS["large"],
 }
-"""The ``peaked`` kind's peaking of the base-size phone and character models:
+"""The ``peaked`` kind's peaking of the phone and character models per ``--size``: at base size
 :func:`~pathbench_flow.testing.tiny_models.calibrate_peak` of the flat models on this script's
 default corpus (``--calibrate`` prints it again; ~1 min of CPU a model, so it is not rerun
-each time). The run prints the shape the models give on its corpus."""
+each time); at large size the conformance benchmark's, found on espeak-ng speech. The run
+prints the shape the models give on its corpus."""
 IMPORT_TORCH = "import torch, transformers\ntransformers.Wav2Vec2ForCTC"
 """What a job that runs a network imports: torch, transformers and its wav2vec2 module."""
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "while", "blue", "water", "ran", "over", "it"]
@@ -542,6 +547,12 @@ def trimming(phone: str, items: Sequence[Item]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kind", choices=conformance_inputs.KINDS, help="default: both")
+    parser.add_argument(
+        "--size",
+        choices=tuple(PEAKED),
+        default="base",
+        help="the models' size: base (the goal's benchmark) or large (PathBench's models)",
+    )
     parser.add_argument("--speakers", type=int, default=4)
     parser.add_argument("--texts", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=3.0)
@@ -575,12 +586,12 @@ def main() -> None:
         print(f"{audio_s:.1f} s of test audio, {args.threads} torch thread(s)")
         imports = import_cost() if "2" in sections else 0.0
         for number, kind in enumerate(kinds):
-            peaks = PEAKED if kind == "peaked" else {"phone": None, "char": None}
-            built = conformance_inputs.build_models(root / "models", "base", kind, peaks)
+            peaks = PEAKED[args.size] if kind == "peaked" else {"phone": None, "char": None}
+            built = conformance_inputs.build_models(root / "models", args.size, kind, peaks)
             phone, char = str(built["phone"]), str(built["char"])
             if side is not None:  # PathBench's NAD encoder: the model ours reads
-                side.space.register("base", kind, built, built["phone"])
-                side.space.activate("base", kind)
+                side.space.register(args.size, kind, built, built["phone"])
+                side.space.activate(args.size, kind)
             print(f"\n## kind {kind}\n")
             for role, directory in built.items():
                 shape = tiny_models.posterior_shape(directory, audios)
