@@ -156,22 +156,29 @@ def _cpu_children() -> float:
 
 
 def plan(workdir: Path, config: Path) -> tuple[int, float, float, float]:
-    """``snakemake -n``: (jobs planned, CPU seconds, wall seconds, peak RSS in MB). The peak is
-    the largest of this process's children so far: run it before any larger child."""
-    cpu, started = _cpu_children(), time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--configfile", str(config)],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        env=os.environ | LOCAL_RUN,
-    )
-    wall, cpu = time.perf_counter() - started, _cpu_children() - cpu
-    if result.returncode != 0:
-        raise SystemExit(f"snakemake -n failed:\n{result.stderr[-4000:]}")
-    found = _JOBS.findall(result.stdout + result.stderr)
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return (int(found[0]) if found else 0), cpu, wall, peak_mb
+    """``snakemake -n``: (jobs planned, CPU seconds, wall seconds, peak RSS in MB), from the
+    resource usage of that one process (``wait4``), not of every child so far: a dry run after
+    a measured run would otherwise report that run's largest job."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "snakemake", "-n", "--configfile", str(config)],
+            cwd=workdir,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=os.environ | LOCAL_RUN,
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - started
+        out.seek(0)
+        text = out.read()
+    if process.returncode != 0:
+        raise SystemExit(f"snakemake -n failed:\n{text[-4000:]}")
+    found = _JOBS.findall(text)
+    cpu = usage.ru_utime + usage.ru_stime
+    return (int(found[0]) if found else 0), cpu, wall, usage.ru_maxrss / 1024
 
 
 def _peak_rss_mb(pid: int) -> float | None:
