@@ -203,17 +203,24 @@ class Result:
 def words_per_speaker(size: float) -> int:
     """Words each speaker says at ``size`` times UASpeech's corpus."""
     n = round(UASPEECH_WORDS * size)
-    if not 1 <= n <= 2 * UASPEECH_WORDS:
-        raise SystemExit(f"--size {size}: 1 to {2 * UASPEECH_WORDS} words per speaker, got {n}")
+    most = len(texts(len(SUFFIXES) * UASPEECH_WORDS))
+    if not 1 <= n <= most:
+        raise SystemExit(f"--size {size}: 1 to {most} words per speaker, got {n}")
     return n
 
 
+SUFFIXES = ("", "s", "ing", "ed", "er")
+"""UASpeech's words, then with each suffix in turn: four times its texts and more."""
+
+
 def texts(n_words: int) -> list[str]:
-    """``n_words`` distinct isolated words: UASpeech's, then their plurals. Distinct, so a
+    """``n_words`` distinct isolated words: UASpeech's, then their plurals, then their -ing, -ed
+    and -er forms (espeak-ng says any spelling), each once ("i" + "s" is "is"). Distinct, so a
     larger corpus has more texts rather than more readers per text, and each utterance keeps
     its number of references (a reference measure compares it with every other speaker's
     recording of its text)."""
-    return [*WORDS, *(f"{word}s" for word in WORDS)][:n_words]
+    words = dict.fromkeys(f"{word}{suffix}" for suffix in SUFFIXES for word in WORDS)
+    return list(words)[:n_words]
 
 
 def corpus(scratch: Path, seed: int, n_words: int) -> tuple[Path, float]:
