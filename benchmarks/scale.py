@@ -650,8 +650,8 @@ def praat_speed() -> float:
 
     The same code has run the cepstral measures 1.6-1.9 times slower on one 2-core machine of
     this workplace than on another, so a wall time compares only beside its machine's speed.
-    Without the warm-up, a reading on an idle virtual machine came out at 979 where readings a
-    minute later, and under load, gave 1,290-1,299: each timed analysis takes ~20 ms, too short
+    Without the warm-up, a reading on an idle virtual machine came out at 979 where readings 23
+    minutes later, under load, gave 1,290-1,299: each timed analysis takes ~20 ms, too short
     for a core that was idle.
     """
     import numpy as np
