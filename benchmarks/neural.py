@@ -63,7 +63,7 @@ from unittest import mock
 
 import numpy as np
 import soundfile as sf
-from neural_conformance import PathBench, Workspace, _pathbench_evaluator, _utt
+from neural_conformance import PathBench, Workspace, pathbench_evaluator, utterance_case
 
 from pathbench_flow import SAMPLE_RATE, registry, tracks
 from pathbench_flow.audio import load_shared
@@ -377,7 +377,7 @@ def pathbench_once(side: PathBenchSide, data: Corpus) -> PathBenchRun:
     pb = side.code
     paths = {item.audio_path: Path(item.audio_path) for item in [*data.tests, *data.controls]}
     jobs: dict[str, tuple[Callable[[], object], tuple[str | None, ...]]] = {
-        name: (lambda name=name: _pathbench_evaluator(pb, name, "en"), (None,)) for name in MEASURES
+        name: (lambda name=name: pathbench_evaluator(pb, name, "en"), (None,)) for name in MEASURES
     }
     jobs["nad raw (control, all)"] = (lambda: pb.nad.NADEvaluator(), ("control", "all"))
     jobs["nad fa (control, all)"] = (
@@ -400,7 +400,7 @@ def pathbench_once(side: PathBenchSide, data: Corpus) -> PathBenchRun:
             for kind in reference_sets:
                 for item in data.tests:
                     references = data.references(item, kind) if kind else ()
-                    utt = _utt(item.utt_id, item.audio_path, item.transcription, "en",
+                    utt = utterance_case(item.utt_id, item.audio_path, item.transcription, "en",
                                references=references)  # fmt: skip
                     results.append(pb.one(evaluator[0], utt, paths, audio_cache))
 

@@ -120,7 +120,7 @@ ESPEAK_AUDIO = [
 """espeak-ng speech: closer to real input, but its samples depend on the espeak-ng version."""
 
 
-def _utt(
+def utterance_case(
     utt_id: str,
     audio: str,
     text: str,
@@ -129,6 +129,8 @@ def _utt(
     end: float = -1.0,
     references: Sequence[tuple[str, float, float]] = (),
 ) -> dict[str, Any]:
+    """One utterance of an input table, as both sides read it (``neural.py`` builds its corpus
+    with it too); ``end`` -1 is the recording's end, a reference is (audio, start, end)."""
     return {
         "utt_id": utt_id,
         "audio": audio,
@@ -145,39 +147,49 @@ def _whole(*names: str) -> list[tuple[str, float, float]]:
 
 
 FROZEN_UTTERANCES = [
-    _utt("z_blue_jp10", "blue_jp10", "Blue", "en", references=_whole("blue_en32", "blue_en33")),
-    _utt("z_blue_en32", "blue_en32", "blue", "en", references=_whole("blue_en34", "blue_jp10")),
-    _utt("z_blue_en33", "blue_en33", "Blue.", "en", references=_whole("blue_en32", "blue_en34")),
-    _utt("z_flags_nl", "vow_a", "De computer en de weekend.", "nl", references=_whole("vow_b")),
-    _utt("z_loan_es", "vow_b", "El software de marketing", "es", references=_whole("vow_a")),
-    _utt(
+    utterance_case(
+        "z_blue_jp10", "blue_jp10", "Blue", "en", references=_whole("blue_en32", "blue_en33")
+    ),
+    utterance_case(
+        "z_blue_en32", "blue_en32", "blue", "en", references=_whole("blue_en34", "blue_jp10")
+    ),
+    utterance_case(
+        "z_blue_en33", "blue_en33", "Blue.", "en", references=_whole("blue_en32", "blue_en34")
+    ),
+    utterance_case(
+        "z_flags_nl", "vow_a", "De computer en de weekend.", "nl", references=_whole("vow_b")
+    ),
+    utterance_case(
+        "z_loan_es", "vow_b", "El software de marketing", "es", references=_whole("vow_a")
+    ),
+    utterance_case(
         "z_22k_en",
         "vow_c",
         "Please bring me a glass of cold water.",
         "en",
         references=[("vow_a", 0.0, -1.0), ("blue_en34", 0.0, 0.02)],
     ),
-    _utt("z_novocab_en", "vow_d", "Oy! Ear?", "en"),
-    _utt("z_punct_en", "vow_d", "?!", "en"),
-    _utt("z_segment_en", "harmonics", "the cat sat on the mat", "en", start=0.5, end=1.3),
-    _utt("z_short_en", "blue_en34", "blue", "en", start=0.0, end=0.02),
-    _utt("z_oneframe_en", "blue_en33", "blue", "en", start=0.0, end=0.03),
+    utterance_case("z_novocab_en", "vow_d", "Oy! Ear?", "en"),
+    utterance_case("z_punct_en", "vow_d", "?!", "en"),
+    utterance_case("z_segment_en", "harmonics", "the cat sat on the mat", "en", start=0.5, end=1.3),
+    utterance_case("z_short_en", "blue_en34", "blue", "en", start=0.0, end=0.02),
+    utterance_case("z_oneframe_en", "blue_en33", "blue", "en", start=0.0, end=0.03),
 ]
 """The frozen part: a language-switch flag (Dutch ``weekend``), Spanish loanwords, 22.05 kHz
 input, a text with no phone in the model's vocabulary, one with no phone at all, a segment,
 too-short audio (320 samples) and one frame (480 samples) for three phones; references for NAD,
 one of them too short to use."""
 ESPEAK_UTTERANCES = [
-    _utt("e_fox", "en_fox", "The quick brown fox jumps over the lazy dog.", "en"),
-    _utt("e_water", "en_water", "Please bring me a glass of cold water.", "en"),
-    _utt("e_shells", "en_shells", "She sells sea shells by the sea shore.", "en"),
-    _utt("e_blue", "en_blue", "Blue", "en", references=_whole("blue_en32", "blue_en34")),
-    _utt("e_oy", "en_oy", "Oy! Ear?", "en"),
-    _utt("e_clock", "en_clock", "Hello, World!! It's 5 o'clock.", "en"),
-    _utt("e_cafe", "en_cafe", "I ate croissants at the café", "en"),
-    _utt("e_fox_seg", "en_fox", "brown fox jumps", "en", start=0.4, end=1.6),
+    utterance_case("e_fox", "en_fox", "The quick brown fox jumps over the lazy dog.", "en"),
+    utterance_case("e_water", "en_water", "Please bring me a glass of cold water.", "en"),
+    utterance_case("e_shells", "en_shells", "She sells sea shells by the sea shore.", "en"),
+    utterance_case("e_blue", "en_blue", "Blue", "en", references=_whole("blue_en32", "blue_en34")),
+    utterance_case("e_oy", "en_oy", "Oy! Ear?", "en"),
+    utterance_case("e_clock", "en_clock", "Hello, World!! It's 5 o'clock.", "en"),
+    utterance_case("e_cafe", "en_cafe", "I ate croissants at the café", "en"),
+    utterance_case("e_fox_seg", "en_fox", "brown fox jumps", "en", start=0.4, end=1.6),
     *[
-        _utt(
+        utterance_case(
             f"e_ball_{k}",
             f"ball_{k}",
             "A large red ball rolled down the hill.",
@@ -186,14 +198,14 @@ ESPEAK_UTTERANCES = [
         )
         for k in (1, 2, 3)
     ],
-    _utt("e_software", "es_software", "El software de marketing.", "es"),
-    _utt("e_dias", "es_dias", "¡Buenos días, señora!", "es"),
-    _utt("e_playa", "es_playa", "Me gusta la playa", "es"),
-    _utt("e_rock", "es_rock", "El fútbol y el rock and roll", "es"),
-    _utt("e_computer", "nl_computer", "De computer en de weekend.", "nl"),
-    _utt("e_morgen", "nl_morgen", "Goedemorgen, mevrouw!", "nl"),
-    _utt("e_kat", "nl_kat", "De kat zit op de mat.", "nl"),
-    _utt("e_fiets", "nl_fiets", "Ik hou van fietsen in het weekend", "nl"),
+    utterance_case("e_software", "es_software", "El software de marketing.", "es"),
+    utterance_case("e_dias", "es_dias", "¡Buenos días, señora!", "es"),
+    utterance_case("e_playa", "es_playa", "Me gusta la playa", "es"),
+    utterance_case("e_rock", "es_rock", "El fútbol y el rock and roll", "es"),
+    utterance_case("e_computer", "nl_computer", "De computer en de weekend.", "nl"),
+    utterance_case("e_morgen", "nl_morgen", "Goedemorgen, mevrouw!", "nl"),
+    utterance_case("e_kat", "nl_kat", "De kat zit op de mat.", "nl"),
+    utterance_case("e_fiets", "nl_fiets", "Ik hou van fietsen in het weekend", "nl"),
 ]
 
 
@@ -269,7 +281,7 @@ class Side:
     cpu_s: float
 
 
-def _pathbench_evaluator(pb: Any, measure: str, language: str) -> Any:
+def pathbench_evaluator(pb: Any, measure: str, language: str) -> Any:
     """The evaluator PathBench's driver builds for a dataset of ``language``."""
     lang = PATHBENCH_LANGUAGE[language]
     return {
@@ -337,14 +349,14 @@ class PathBench:
         languages = sorted({u["language"] for u in utts})
         with contextlib.redirect_stdout(io.StringIO()):
             shared = measure in ("artp", "artp_old", "dper", "nad")
-            built = {lang: _pathbench_evaluator(self, measure, lang) for lang in languages}
+            built = {lang: pathbench_evaluator(self, measure, lang) for lang in languages}
             if shared:  # one evaluator for every language, as the driver builds it
                 built = dict.fromkeys(languages, built[languages[0]])
         for lang in languages:  # load and warm up with a throwaway evaluator's caches
             warm = next(u for u in utts if u["language"] == lang)
             self.one(built[lang], warm, paths, {})
         with contextlib.redirect_stdout(io.StringIO()):
-            fresh = {lang: _pathbench_evaluator(self, measure, lang) for lang in languages}
+            fresh = {lang: pathbench_evaluator(self, measure, lang) for lang in languages}
             if shared:
                 fresh = dict.fromkeys(languages, fresh[languages[0]])
         self.strings.cached_phonemize.cache_clear()
