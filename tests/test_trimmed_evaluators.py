@@ -211,6 +211,37 @@ def test_reference_features_are_decoded_once_per_job(group):
     assert load_shared.cache_info().misses == 4
 
 
+@pytest.mark.parametrize(
+    ("name", "options", "failing"),
+    [("nad", {"features": "mfcc"}, 0), ("nad", {"features": "mfcc"}, 2), ("p_estoi", {}, 2)],
+)
+def test_fa_references_are_trimmed_once_per_job(group, name, options, failing):
+    """An fa job asks the trimmer about each reference once, not once per test utterance.
+
+    A second pass over the same tests (as ``all`` references make every recording a reference
+    of the others) asks at most for each test's own audio (nothing when a failed trim leaves
+    the group untrimmed), where it used to ask for every member of every group. Every score
+    equals a fresh evaluator's: remembering the verdicts changes no value.
+    """
+    trims = FakeTrims({group[failing]} if failing else set())
+    evaluator = registry.create(name, **options).trimmed(trims)
+
+    def items():
+        for test in group:
+            others = tuple((p, 0.0, -1.0) for p in group if p != test)
+            yield Item(
+                "t", test, transcription=SENTENCES[0], language="en", reference_audios=others
+            )
+
+    first = [evaluator.evaluate(item) for item in items()]
+    asked = len(trims.calls)
+    again = [evaluator.evaluate(item) for item in items()]
+    assert len(trims.calls) - asked <= len(group), "at most each test's own audio"
+    fresh = [registry.create(name, **options).trimmed(trims).evaluate(i) for i in items()]
+    assert first == again == fresh
+    assert all(score.status in ("ok", "trim_failed") for score in first)
+
+
 def test_non_english_rows_are_unsupported_for_text_measures(tmp_path):
     root = build_dataset(tmp_path / "d")
     write_lines(root / "language", ["nl"])

@@ -7,6 +7,8 @@ the rule its measure needs for references whose trim failed.
 Many test utterances share the same references (same text, same gender), so features of each
 reference recording, and P-ESTOI templates of each reference set, are cached for the lifetime
 of the evaluator, which is one workflow job: each reference is decoded at most once per job.
+The ``fa`` wrappers likewise ask the trimmer for a recording's verdict (good trim or not) once
+per job, and load its trimmed audio only when its features are computed.
 """
 
 from __future__ import annotations
@@ -249,6 +251,28 @@ def _reference_items(
     ]
 
 
+class _TrimVerdicts:
+    """Each recording's trim verdict, asked of the trimmer once per job.
+
+    A reference recurs for every test utterance of its text, and with ``all`` references for
+    every test of every speaker. Asking the trimmer per test decoded each reference per test
+    (tests x references decodes per job, the reason fa jobs cost up to five times the raw ones
+    on a corpus with many speakers per text), although a recording whose features are cached
+    needs no audio: only its verdict decides how a group is compared. The key is everything
+    the trimmer is given, so a verdict is reused only for the same question.
+    """
+
+    def __init__(self, verdict: Callable[[Item], bool]) -> None:
+        self._verdict = verdict
+        self._known: dict[tuple, bool] = {}
+
+    def __call__(self, item: Item) -> bool:
+        key = (item.audio_path, item.start, item.end, item.transcription, item.language)
+        if key not in self._known:
+            self._known[key] = self._verdict(item)
+        return self._known[key]
+
+
 def _estoi_audio(trimmer: Trimmer, item: Item) -> tuple[np.ndarray, bool]:
     """The audio FA P-ESTOI compares and whether it counts: PathBench's ``use_segments`` rule
     scores an utterance with an explicit segment as cut, untrimmed; any other utterance counts
@@ -274,6 +298,7 @@ class TrimmedPEstoiEvaluator(ReferenceTxtAndAudioEvaluator):
     def __init__(self, inner: PEstoiEvaluator, trimmer: Trimmer) -> None:
         self.inner, self.trimmer = inner, trimmer
         self.name, self.direction = inner.name, inner.direction
+        self._usable = _TrimVerdicts(lambda item: _estoi_audio(trimmer, item)[1])
 
     def score(
         self, utt_id, audio_path, start, end, transcription, language, reference_audios
@@ -285,16 +310,18 @@ class TrimmedPEstoiEvaluator(ReferenceTxtAndAudioEvaluator):
         )
         if not ok:
             return Score(0.0, TRIM_FAILED, "the test utterance has no forced-alignment trim")
-        trims = {
-            ref.audio_path + f"@{ref.start}-{ref.end}": _estoi_audio(self.trimmer, ref)
+        references = {
+            ref.audio_path + f"@{ref.start}-{ref.end}": ref
             for ref in _reference_items(reference_audios, transcription, language)
         }
-        keys = tuple((name, True) for name, (_audio, good) in trims.items() if good)
-        dropped = len(trims) - len(keys)
+        keys = tuple((name, True) for name, ref in references.items() if self._usable(ref))
+        dropped = len(references) - len(keys)
 
         def compute() -> float:
             _require(keys)
-            return self.inner._score_with(test, keys, lambda key: trims[key[0]][0])
+            return self.inner._score_with(
+                test, keys, lambda key: _estoi_audio(self.trimmer, references[key[0]])[0]
+            )
 
         result = guarded(compute)
         note = f"{dropped} reference(s) dropped: trim failed" if dropped else ""
@@ -312,6 +339,7 @@ class TrimmedNADEvaluator(ReferenceTxtAndAudioEvaluator):
     def __init__(self, inner: NADEvaluator, trimmer: Trimmer) -> None:
         self.inner, self.trimmer = inner, trimmer
         self.name, self.direction = inner.name, inner.direction
+        self._trimmed = _TrimVerdicts(lambda item: trimmed_audio(trimmer, item)[1])
 
     def score(
         self, utt_id, audio_path, start, end, transcription, language, reference_audios
@@ -320,23 +348,24 @@ class TrimmedNADEvaluator(ReferenceTxtAndAudioEvaluator):
             Item(utt_id, audio_path, start, end, transcription, language),
             *_reference_items(reference_audios, transcription, language),
         ]
-        trims = [trimmed_audio(self.trimmer, member) for member in members]
-        grouped = all(good for _audio, good in trims)
-        audios = (
-            [audio for audio, _good in trims]
-            if grouped
-            else [load_shared(m.audio_path, m.start, m.end) for m in members]
-        )
+        verdicts = [self._trimmed(member) for member in members]
+        grouped = all(verdicts)
+
+        def audio(member: Item) -> np.ndarray:
+            if grouped:
+                return trimmed_audio(self.trimmer, member)[0]
+            return load_shared(member.audio_path, member.start, member.end)
+
         keys = [((m.audio_path, m.start, m.end), grouped) for m in members[1:]]
-        lookup = dict(zip(keys, audios[1:], strict=True))
+        by_key = dict(zip(keys, members[1:], strict=True))
 
         def compute() -> float:
             _require(reference_audios)
-            return self.inner._distance(audios[0], keys, lookup.__getitem__)
+            return self.inner._distance(audio(members[0]), keys, lambda key: audio(by_key[key]))
 
         result = guarded(compute)
         if grouped:
             return result
-        failed = [m.utt_id for m, (_a, good) in zip(members, trims, strict=True) if not good]
+        failed = [m.utt_id for m, good in zip(members, verdicts, strict=True) if not good]
         note = f"group fallback to untrimmed audio (no good trim for {', '.join(failed)})"
         return _noted(result, note)
