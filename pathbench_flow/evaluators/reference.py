@@ -256,10 +256,9 @@ class _TrimVerdicts:
 
     A reference recurs for every test utterance of its text, and with ``all`` references for
     every test of every speaker. Asking the trimmer per test decoded each reference per test
-    (tests x references decodes per job, the reason fa jobs cost up to five times the raw ones
-    on a corpus with many speakers per text), although a recording whose features are cached
-    needs no audio: only its verdict decides how a group is compared. The key is everything
-    the trimmer is given, so a verdict is reused only for the same question.
+    (tests x references decodes per job), although a recording whose features are cached needs
+    no audio: only its verdict decides how a group is compared. The key is everything the
+    trimmer is given, so a verdict is reused only for the same question.
     """
 
     def __init__(self, verdict: Callable[[Item], bool]) -> None:
