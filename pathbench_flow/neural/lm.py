@@ -37,6 +37,22 @@ def lm_for(paths: Mapping[str, str], language: str) -> str | None:
     return paths.get(language, paths.get("*"))
 
 
+BINARY_SUFFIX = ".bin"
+"""What PathBench appends to an ARPA path to look for its KenLM binary."""
+
+
+def opened_lm_file(path: str | Path) -> Path:
+    """The file PathBench's decoders open for the configured ``path``: a ``.arpa`` path whose
+    ``<path>.bin`` exists is read as that binary (PathBench's Double ASR and DArtP switch so),
+    any other path as given. pyctcdecode takes its unigram list from an ARPA file only, so the
+    two decode differently: following the rule keeps the numbers PathBench's."""
+    given = Path(path).expanduser()
+    binary = given.with_name(given.name + BINARY_SUFFIX)
+    if given.suffix == ".arpa" and binary.is_file():
+        return binary
+    return given
+
+
 def check_lm(path: str, option: str) -> None:
     """Up-front check: the decoder packages import and the file exists."""
     missing = [name for name in LM_PACKAGES if importlib.util.find_spec(name) is None]
@@ -46,7 +62,7 @@ def check_lm(path: str, option: str) -> None:
             "(`pip install kenlm pygtrie && pip install --no-deps pyctcdecode`; kenlm compiles "
             "with a C++ compiler and Boost-free cmake); or remove the option"
         )
-    if not Path(path).expanduser().is_file() and not awaiting_fetch(path):
+    if not opened_lm_file(path).is_file() and not awaiting_fetch(path):
         raise ModelUnavailable(f"{option}: language-model file {path!r} does not exist")
 
 
@@ -56,7 +72,7 @@ class LMDecoder:
     def __init__(self, labels: Sequence[str], path: str) -> None:
         pyctcdecode = importlib.import_module("pyctcdecode")
         self._decoder = pyctcdecode.build_ctcdecoder(
-            list(labels), kenlm_model_path=str(Path(path).expanduser())
+            list(labels), kenlm_model_path=str(opened_lm_file(path))
         )
 
     def decode(self, log_posteriors: np.ndarray) -> str:

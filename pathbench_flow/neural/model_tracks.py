@@ -122,12 +122,13 @@ def lm_identity(path: str | Path) -> str:
     """What an n-gram file holds, never where it lies: a fetched LM (config ``fetch``) by its
     file name, which the lock pins and the fetch verifies, before the file exists and after;
     any other by its bytes (up to :data:`SMALL_FILE_BYTES`) or its size and mtime (a
-    Wikipedia LM is gigabytes, and every parse identifies it)."""
+    Wikipedia LM is gigabytes, and every parse identifies it) of the file the decoder opens
+    (:func:`~pathbench_flow.neural.lm.opened_lm_file`: the binary beside an ARPA path)."""
     target = Path(path).expanduser()
     fetched = target.with_name(target.name + LM_RECORD_SUFFIX)
     if fetched.is_file() or loading.awaiting_fetch(target):
         return f"fetched {target.name}"
-    return _content_id(target)
+    return _content_id(ngram.opened_lm_file(target))
 
 
 @cache
