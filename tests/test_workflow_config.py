@@ -89,6 +89,10 @@ def test_openset_without_a_grid_uses_the_default_grid(workdir):
         ({"datasets": {"mine": {"path": "data/gone"}}}, "datasets.mine.path: directory"),
         ({"datasets": {"mine": {"path": f"{DATASET}/text"}}}, "is a file, not a directory"),
         (
+            {"datasets": {"mine": {"path": "resources/demo/pathologcal"}}},
+            "datasets.mine.path: directory resources/demo/pathologcal does not exist",
+        ),
+        (
             {"datasets": {"mine": {"path": DATASET, "reference": "data/ctl"}}},
             "datasets.mine.reference",
         ),

@@ -19,8 +19,10 @@ DEMO_FILES = (
 
 
 def is_generated(path):
-    """Whether a dataset directory is written by this workflow (inside the demo directory)."""
-    return DEMO_DIR in (Path(path), *Path(path).parents)
+    """Whether a dataset directory is one this workflow writes (a subset of the demo
+    directory). Any other path, a misspelt subset under the demo directory too, is the user's
+    and is checked as such, so a typo is reported by its path."""
+    return Path(path) in {DEMO_DIR / subset for subset in DEMO_SUBSETS}
 
 
 def generated_kaldi_files(directory):
