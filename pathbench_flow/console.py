@@ -106,9 +106,25 @@ def progress_line(done: int, total: int, total_known: bool, jobs: Iterable[Job],
     return fit(f"[{now}] {count}: {names}" if names else f"[{now}] {count}")
 
 
+FORCE_FLAGS = frozenset({"-F", "--forceall", "-f", "--force"})
+"""Options that rerun finished jobs: a resume drops them, or it would redo the whole run."""
+FORCE_LISTS = frozenset({"-R", "--forcerun"})
+"""Options that rerun the rules named after them (up to the next option)."""
+
+
 def resume_command(argv: Sequence[str]) -> str:
-    """The command that resumes a run: the run's own command line, as ``snakemake ...``."""
-    return shlex.join(["snakemake", *argv[1:]])
+    """The command that resumes a run: the run's own command line, as ``snakemake ...``,
+    without the options that force finished jobs to run again."""
+    kept: list[str] = []
+    naming_rules = False
+    for argument in argv[1:]:
+        if naming_rules and not argument.startswith("-"):
+            continue
+        naming_rules = argument in FORCE_LISTS
+        if naming_rules or argument in FORCE_FLAGS or argument.startswith("--forcerun="):
+            continue
+        kept.append(argument)
+    return shlex.join(["snakemake", *kept])
 
 
 class ConsoleHandler(ColorizingTextHandler):

@@ -14,10 +14,17 @@ import re
 import threading
 from pathlib import Path
 
+import pytest
 from snakemake.logging import ColorizingTextHandler, DefaultFilter, DefaultFormatter
 from snakemake_interface_logger_plugins.common import LogEvent
 
-from pathbench_flow.console import MAX_LINE, ConsoleHandler, closing_lines, file_list
+from pathbench_flow.console import (
+    MAX_LINE,
+    ConsoleHandler,
+    closing_lines,
+    file_list,
+    resume_command,
+)
 
 PROGRESS = re.compile(r"^\[\d\d:\d\d:\d\d\] (\d+) of (≥?)(\d+) jobs done(?: \((\d+)%\))?: ")
 
@@ -127,6 +134,18 @@ def test_a_failed_job_names_its_log_in_lines_a_person_reads():
     # Not an interrupt: Snakemake's closing error stays as it is.
     run.end_unfinished()
     assert run.lines[-1] == "At least one job did not complete successfully."
+
+
+@pytest.mark.parametrize(
+    "forcing",
+    [["--forceall"], ["-F"], ["--force"], ["-R", "score_utterances", "aggregate_speakers"]],
+)
+def test_the_resume_command_keeps_finished_jobs(forcing):
+    """A run started with a forcing option resumes without it: with it, the resume would run
+    every finished job again."""
+    argv = ["/venv/bin/snakemake", *forcing, "--cores", "2", "--configfile", "my.yaml"]
+    assert resume_command(argv) == "snakemake --cores 2 --configfile my.yaml"
+    assert resume_command([*argv, "--forcerun=cpp"]) == resume_command(argv)
 
 
 def test_ctrl_c_is_reported_as_an_interrupt_with_the_resume_command():
