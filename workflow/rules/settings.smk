@@ -13,6 +13,7 @@ from pathbench_flow.memory import (
     model_track_memory,
 )
 from pathbench_flow.fetching import OFFLINE_VARIABLES
+from pathbench_flow.kernel_environment import container_kernel_environment
 from pathbench_flow.neural.models import DEVICE_VARIABLE, gpus_requested
 
 # Every schema problem at once, one line each with its config file and line (config_schema.py);
@@ -37,6 +38,9 @@ os.environ[DEVICE_VARIABLE] = config["device"]
 # No job downloads a model (a missing one fails, naming the fix); only the fetch rules
 # (fetch.smk) lift this for themselves.
 os.environ.update(OFFLINE_VARIABLES)
+# Jobs in a container (--sdm apptainer, even with --cleanenv) run the numeric kernels the host's
+# jobs run, so both give the same bytes (pathbench_flow/kernel_environment.py).
+os.environ.update(container_kernel_environment(os.environ))
 
 # Jobs rerun when the package that computes them changes (a `params` rerun trigger).
 VERSION = __version__
