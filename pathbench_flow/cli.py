@@ -4,8 +4,10 @@
 ``speaker_id,score`` CSV is correlated with a dataset's ``spk2score``. ``pathbench-flow
 benchmark`` does so for every dataset of a benchmark tree at once and prints PathBench's table
 (its ``scripts/evaluate_from_csv.py --results-dir``), for users who score their predictor
-outside the workflow. Subcommands are registered in :func:`build_parser`, so later commands
-slot in beside them.
+outside the workflow. ``pathbench-flow prepare-pathbench`` repoints PathBench's published
+``datasets/`` folder at the user's corpora and checks their audio against PathBench's digests
+(:mod:`pathbench_flow.data.pathbench_corpora`). Subcommands are registered in
+:func:`build_parser`, so later commands slot in beside them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from pathbench_flow import __version__
+from pathbench_flow.data.pathbench_corpora import CHECK_FILE, format_check, prepare
 from pathbench_flow.stats.correlation import (
     CI_LEVEL,
     N_BOOT,
@@ -201,6 +204,26 @@ def _benchmark(args: argparse.Namespace) -> int:
     return 0
 
 
+def corpus_root(text: str) -> tuple[str, str]:
+    """A ``--corpus NAME=ROOT`` value as ``(NAME, ROOT)``."""
+    name, equals, root = text.partition("=")
+    if not (equals and name and root):
+        raise argparse.ArgumentTypeError(f"{text!r}: write NAME=ROOT, e.g. uaspeech=/data/UASpeech")
+    return name.lower(), root
+
+
+def _prepare_pathbench(args: argparse.Namespace) -> int:
+    roots = dict(args.corpus)
+    if len(roots) < len(args.corpus):
+        raise ValueError("--corpus: a corpus is given twice")
+    result = prepare(
+        args.pathbench_datasets, roots, args.out, None if args.no_hash else args.threads
+    )
+    sys.stdout.write(format_check(result))
+    sys.stdout.write(f"wrote {Path(args.out)} (use as datasets_root) and {CHECK_FILE} in it\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with one subparser per command."""
     parser = argparse.ArgumentParser(
@@ -256,6 +279,45 @@ def build_parser() -> argparse.ArgumentParser:
         help="the predictor's name: its files are named <NAME>.csv",
     )
     benchmark.set_defaults(run=_benchmark)
+    prepare_pathbench = commands.add_parser(
+        "prepare-pathbench",
+        help="repoint PathBench's datasets/ folder at your corpora and check their audio",
+        description=(
+            "Copy PathBench's datasets/ folder to --out with every wav.scp path rewritten onto "
+            "your copy of its corpus (each foreign folder goes to the longest of its trailing "
+            "parts found under the corpus root), then compare every recording's SHA-256 with "
+            f"PathBench's wav_hash.scp. The result, per corpus and column, is --out/{CHECK_FILE}; "
+            "use --out as the workflow's datasets_root."
+        ),
+    )
+    prepare_pathbench.add_argument(
+        "--pathbench-datasets",
+        required=True,
+        metavar="PATH",
+        help="the datasets/ folder of PathBench's repository at commit e26aa32: git clone "
+        "https://github.com/karkirowle/pathbench && git -C pathbench checkout e26aa32",
+    )
+    prepare_pathbench.add_argument(
+        "--corpus",
+        action="append",
+        type=corpus_root,
+        default=[],
+        metavar="NAME=ROOT",
+        help="a corpus you have, by its folder name in datasets/ (copas, easycall, mdsc, "
+        "neurovoz, torgo, uaspeech, youtube), and its root on this machine; repeat per corpus",
+    )
+    prepare_pathbench.add_argument(
+        "--out", required=True, metavar="DATASETS_ROOT", help="the new datasets root to write"
+    )
+    prepare_pathbench.add_argument(
+        "--no-hash",
+        action="store_true",
+        help="only look for the files, do not hash them (fast; columns stay unchecked)",
+    )
+    prepare_pathbench.add_argument(
+        "--threads", type=int, default=4, help="files hashed at once (default: 4)"
+    )
+    prepare_pathbench.set_defaults(run=_prepare_pathbench)
     return parser
 
 
