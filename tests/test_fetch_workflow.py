@@ -21,6 +21,7 @@ import yaml
 
 from pathbench_flow import fetching
 from pathbench_flow.evaluators.neural import ASR_DEFAULT
+from pathbench_flow.fetching.lms import pathbench_lms
 from pathbench_flow.neural.models import NAD_MODEL
 from pathbench_flow.testing.hub_standin import HubStandIn, Repo
 from pathbench_flow.testing.kaldi_builder import build_dataset, build_tone_dataset
@@ -44,7 +45,7 @@ def _digest(path: Path) -> str:
 def served(tmp_path_factory) -> dict[str, Path]:
     """Hub id → the tiny model the stand-in serves for it (one phone model, also NAD's
     encoder as in test_model_tracks; one character model for the five ASR languages), and
-    each LM file of the lock → a tiny ARPA model."""
+    the LMs' archive holding a tiny ARPA model at each path of the lock."""
     pytest.importorskip("torch", reason="model-based measures need the neural extra (torch)")
     pytest.importorskip("transformers", reason="model-based measures need transformers")
     require_espeak()
@@ -57,9 +58,9 @@ def served(tmp_path_factory) -> dict[str, Path]:
         hub_id: char for hub_id in ASR_DEFAULT.values()
     }
     lms = root / "lms.zip"
-    with zipfile.ZipFile(lms, "w") as archive:  # as Zenodo's record holds them
-        for lm in fetching.default_lms().values():
-            archive.write(write_arpa(root / lm["file"], LM_WORDS), lm["member"])
+    with zipfile.ZipFile(lms, "w") as archive:  # each named path a member, as in Zenodo's
+        for lm in pathbench_lms().values():
+            archive.write(write_arpa(root / Path(lm["path"]).name, LM_WORDS), lm["path"])
     return models | {ARCHIVE: lms}
 
 
@@ -78,24 +79,25 @@ def _lock(standin: HubStandIn, served: dict[str, Path]) -> dict:
     ]
     archive = served[ARCHIVE]
     with zipfile.ZipFile(archive) as opened:
-        digests = {
-            lm["file"]: hashlib.sha256(opened.read(lm["member"])).hexdigest()
-            for lm in shipped["lms"]
-            if lm["default"]
-        }
-    lms = [
-        lm | {"sha256": digests[lm["file"]], "pinned": fetching.PUBLIC_RECORD}
-        for lm in shipped["lms"]
-        if lm["default"]
-    ]
+        members = [
+            {
+                "name": info.filename,
+                "size": info.file_size,
+                "compressed_size": info.compress_size,
+                "crc32": f"{info.CRC:08x}",
+                "sha256": hashlib.sha256(opened.read(info)).hexdigest(),
+            }
+            for info in opened.infolist()
+        ]
     archives = [
         {
             "file": ARCHIVE,
             "url": f"{standin.endpoint}/files/{ARCHIVE}",
             "md5": hashlib.md5(archive.read_bytes()).hexdigest(),
+            "members": members,
         }
     ]
-    return shipped | {"models": models, "lms": lms, "archives": archives}
+    return shipped | {"models": models, "archives": archives}
 
 
 def _rows(workdir: Path) -> dict[str, pd.DataFrame]:

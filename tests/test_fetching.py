@@ -1,6 +1,6 @@
 """Fetching pinned models and LMs with huggingface_hub's real download code, offline: a local
-stand-in for the hub and for Zenodo on 127.0.0.1 (pathbench_flow/testing/hub_standin.py)
-serves tiny models built with save_pretrained."""
+stand-in for the hub on 127.0.0.1 (pathbench_flow/testing/hub_standin.py) serves tiny models
+built with save_pretrained. The LMs' archive: test_lm_archive.py."""
 
 from __future__ import annotations
 
@@ -9,14 +9,12 @@ import os
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from pathbench_flow import fetching
 from pathbench_flow.testing.hub_standin import HubStandIn, Repo
-from pathbench_flow.testing.tiny_models import write_arpa
 
 COMMIT = "1" * 40
 
@@ -31,8 +29,7 @@ def char_model(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def hub(char_model, tmp_path, monkeypatch):
-    lm = write_arpa(tmp_path / "served.arpa", ["hello", "world"])
-    standin = HubStandIn(repos={"tiny/char": Repo(COMMIT, char_model)}, files={"lm.arpa": lm})
+    standin = HubStandIn(repos={"tiny/char": Repo(COMMIT, char_model)})
     standin.start()
     monkeypatch.setenv("HF_ENDPOINT", standin.endpoint)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
@@ -60,12 +57,22 @@ def test_the_lock_pins_every_pathbench_checkpoint_at_a_full_commit():
     for model in lock["models"]:
         assert len(model["revision"]) == 40 and int(model["revision"], 16) >= 0
         assert (model["sha256"] is None) == (model["pinned"] == fetching.FIRST_USE)
-    languages = {lm["language"] for lm in lock["lms"] if lm["default"]}
-    assert languages == {"en", "nl", "es", "it", "cmn"}
-    # every LM is a member of Zenodo's one archive, which the lock pins by Zenodo's MD5
-    assert {lm["archive"] for lm in lock["lms"]} == {a["file"] for a in lock["archives"]}
-    assert all(lm["member"] == f"lms/{lm['file']}" for lm in lock["lms"])
-    assert all(len(a["md5"]) == 32 and a["url"].startswith("https://") for a in lock["archives"])
+    # per language the path PathBench's code names, fetched from Zenodo's one archive, which
+    # the lock pins by Zenodo's MD5 and size, and by the member a public record describes
+    named = {lm["language"]: lm["path"] for lm in lock["lms"]}
+    assert named == {
+        "en": "lms/wiki_en_token.arpa",
+        "nl": "lms/wiki_nl_token.arpa",
+        "es": "lms/wiki_es_token.arpa.bin",
+        "it": "lms/wiki_it_token.arpa.bin",
+        "cmn": "lms/wiki_zh_token.arpa",
+    }
+    (archive,) = lock["archives"]
+    assert {lm["archive"] for lm in lock["lms"]} == {archive["file"]}
+    assert len(archive["md5"]) == 32 and archive["url"].startswith("https://")
+    (english,) = archive["members"]
+    assert english["name"] == "lms/wiki_en_token.arpa.bin" and english["crc32"] == "5afb90ef"
+    assert english["size"] == 14_600_342_241 and english["compressed_size"] == 8_582_666_912
 
 
 def test_a_pinned_model_is_fetched_at_its_commit_and_a_second_fetch_asks_nothing(
@@ -108,20 +115,6 @@ def test_a_first_use_model_is_recorded_and_a_changed_file_is_refused_later(
         fetching.fetch_model(entry(char_model, None), target)
 
 
-def test_an_interrupted_lm_download_resumes_with_a_range_request(hub, tmp_path):
-    served = hub.files["lm.arpa"]
-    data = served.read_bytes()
-    target = tmp_path / "lms" / "lm.arpa"
-    target.parent.mkdir()
-    (target.parent / "lm.arpa.part").write_bytes(data[:100])
-    lm = {"file": "lm.arpa", "url": f"{hub.endpoint}/files/lm.arpa", "sha256": digest(served)}
-    record = fetching.fetch_lm(lm, target)
-    assert target.read_bytes() == data and record["sha256"] == lm["sha256"]
-    assert hub.requests == [("GET", "/files/lm.arpa", "bytes=100-")]
-    fetching.fetch_lm(lm, target)
-    assert len(hub.requests) == 1
-
-
 @pytest.fixture(scope="module")
 def larger_model(tmp_path_factory) -> Path:
     """A character model whose weights (about 35 MB) span several of huggingface_hub's
@@ -137,27 +130,6 @@ def larger_model(tmp_path_factory) -> Path:
 def _weights_gets(standin: HubStandIn) -> list[str | None]:
     """The Range header of each GET of the weights."""
     return [r for m, path, r in standin.requests if m == "GET" and path.endswith(".safetensors")]
-
-
-def test_lms_are_extracted_from_a_verified_archive_and_a_changed_archive_is_refused(hub, tmp_path):
-    members = {"lm.arpa": "lms/lm.arpa"}
-    archive_file = tmp_path / "lms.zip"
-    with zipfile.ZipFile(archive_file, "w") as archive:
-        archive.write(hub.files["lm.arpa"], members["lm.arpa"])
-    hub.files["lms.zip"] = archive_file
-    md5 = hashlib.md5(archive_file.read_bytes()).hexdigest()
-    archive = {"file": "lms.zip", "url": f"{hub.endpoint}/files/lms.zip", "md5": md5}
-    target = fetching.archive_path(tmp_path / "fetched", "lms.zip")
-    with pytest.raises(fetching.DigestMismatch) as caught:
-        fetching.fetch_archive(archive | {"md5": "0" * 32}, target)
-    assert "0" * 32 in str(caught.value) and md5 in str(caught.value)
-    (target.parent / "lms.zip.rejected").unlink()
-    assert fetching.fetch_archive(archive, target)["md5"] == md5
-    lm = {"file": "lm.arpa", "archive": "lms.zip", "member": members["lm.arpa"]}
-    lm["sha256"] = digest(hub.files["lm.arpa"])
-    path = fetching.lm_path(tmp_path / "fetched", "lm.arpa")
-    assert fetching.fetch_lm(lm, path, target)["sha256"] == lm["sha256"]
-    assert path.read_bytes() == hub.files["lm.arpa"].read_bytes()
 
 
 def test_an_interrupted_model_download_resumes_with_a_range_request(

@@ -2,7 +2,8 @@
 
 With ``fetch.enabled``, every model option naming a checkpoint of the lock (the defaults
 are PathBench's, all in the lock) is replaced by its fetched directory, and an evaluator that
-decodes with an n-gram LM and has no ``lm`` gets PathBench's LM for each of its ASR languages.
+decodes with an n-gram LM and has no ``lm`` gets, for each of its ASR languages, the path
+PathBench's code names under the fetch directory (:mod:`pathbench_flow.fetching.lms`).
 The evaluators then see local paths, as with fetching off; the fetch rules make them exist, and
 until they do, the model checks leave them to the fetch
 (:func:`pathbench_flow.neural.models.plan_fetched`) while the track plan uses the identity
@@ -21,6 +22,7 @@ from typing import Any
 
 from pathbench_flow import fetching, registry
 from pathbench_flow.evaluators.neural import ASR_DEFAULT
+from pathbench_flow.fetching import lms
 from pathbench_flow.neural import models as loading
 from pathbench_flow.trimming.vad import WAV2VEC2
 
@@ -44,7 +46,8 @@ def lm_record(path: Path) -> str:
 
 @dataclass
 class FetchPlan:
-    """Hub id → fetched directory, and LM file name → fetched path, of one config; and per
+    """Hub id → fetched directory, and LM file name → PathBench's named path under the fetch
+    directory (the fetch writes the member PathBench opens beside it), of one config; and per
     reader (an evaluator, or :data:`TRIMMING`) the records of the fetches it reads."""
 
     models: dict[str, Path] = field(default_factory=dict)
@@ -104,10 +107,11 @@ def plan_fetches(config: dict[str, Any]) -> FetchPlan:
         return str(directory)
 
     def fetched_lm(entry: Mapping[str, Any], reader: str) -> str:
-        path = fetching.lm_path(root, entry["file"])
-        plan.lms[entry["file"]] = path
+        path = lms.lm_path(root, entry)
+        plan.lms[path.name] = path
         plan.readers.setdefault(reader, set()).add(lm_record(path))
-        loading.plan_fetched(path, None)
+        archive = lms.archive_entry(entry["archive"], locked)
+        loading.plan_fetched(path, lms.lm_identity(entry, archive))
         return str(path)
 
     options_of = config["evaluator_options"]
@@ -130,8 +134,10 @@ def plan_fetches(config: dict[str, Any]) -> FetchPlan:
             }
             languages = sorted(asr)
         if "lm" in defaults and "lm" in uses and options.get("lm") is None:
-            lms = fetching.default_lms(locked)
-            options["lm"] = {lang: fetched_lm(lms[lang], name) for lang in languages if lang in lms}
+            named = lms.pathbench_lms(locked)
+            options["lm"] = {
+                lang: fetched_lm(named[lang], name) for lang in languages if lang in named
+            }
         if options != options_of.get(name, {}):
             options_of[name] = options
     trimming = config["fa_trim"]

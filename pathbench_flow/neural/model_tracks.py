@@ -119,16 +119,20 @@ def hidden_track(model_dir: str, layer: int) -> tracks.Track:
 
 
 def lm_identity(path: str | Path) -> str:
-    """What an n-gram file holds, never where it lies: a fetched LM (config ``fetch``) by its
-    file name, which the lock pins and the fetch verifies, before the file exists and after;
-    any other by its bytes (up to :data:`SMALL_FILE_BYTES`) or its size and mtime (a
-    Wikipedia LM is gigabytes, and every parse identifies it) of the file the decoder opens
+    """What an n-gram file holds, never where it lies: a fetched LM (config ``fetch``) by the
+    identity the fetch plan gives it before the file exists and its record after (PathBench's
+    named path in the archive the lock pins, which determines the member opened,
+    :func:`pathbench_flow.fetching.lms.lm_identity`); any other by its bytes (up to
+    :data:`SMALL_FILE_BYTES`) or its size and mtime (a Wikipedia LM is gigabytes, and every
+    parse identifies it) of the file the decoder opens
     (:func:`~pathbench_flow.neural.lm.opened_lm_file`: the binary beside an ARPA path)."""
     target = Path(path).expanduser()
-    fetched = target.with_name(target.name + LM_RECORD_SUFFIX)
-    if fetched.is_file() or loading.awaiting_fetch(target):
-        return f"fetched {target.name}"
-    return _content_id(ngram.opened_lm_file(target))
+    record = target.with_name(target.name + LM_RECORD_SUFFIX)
+    if record.is_file():
+        fetched = json.loads(record.read_text()).get("identity")
+    else:
+        fetched = PLANNED_FETCHES.get(str(target.resolve()))
+    return fetched or _content_id(ngram.opened_lm_file(target))
 
 
 @cache

@@ -94,13 +94,13 @@ MODEL_DIRECTORY_FIX = (
 """How to make a directory the check accepts, in every transformers version."""
 
 
-PLANNED_FETCHES: dict[str, str | None] = {}
-"""Path → identity of each model directory (identity None: an LM file) the workflow's fetch
-rules will create (config ``fetch``; :mod:`pathbench_flow.fetching.plan`). Until it exists,
-the checks below leave it to the fetch, which verifies every file."""
+PLANNED_FETCHES: dict[str, str] = {}
+"""Path → identity of each model directory and LM path the workflow's fetch rules will create
+(config ``fetch``; :mod:`pathbench_flow.fetching.plan`). Until it exists, the checks below
+leave it to the fetch, which verifies every file."""
 
 
-def plan_fetched(path: str | Path, identity: str | None) -> None:
+def plan_fetched(path: str | Path, identity: str) -> None:
     """Register ``path`` as made by a fetch rule of this run (see :data:`PLANNED_FETCHES`)."""
     PLANNED_FETCHES[str(Path(path).expanduser().resolve())] = identity
 
@@ -111,12 +111,8 @@ def awaiting_fetch(path: str | Path) -> bool:
     target = Path(path).expanduser()
     if str(target.resolve()) not in PLANNED_FETCHES:
         return False
-    record = (
-        target / RECORD_FILE
-        if PLANNED_FETCHES[str(target.resolve())] is not None
-        else target.with_name(target.name + LM_RECORD_SUFFIX)
-    )
-    return not record.is_file()
+    records = (target / RECORD_FILE, target.with_name(target.name + LM_RECORD_SUFFIX))
+    return not any(record.is_file() for record in records)
 
 
 class ModelUnavailable(ValueError):

@@ -1,4 +1,5 @@
-"""The fetch rules' stages: one pinned checkpoint or LM of the lock, downloaded and verified.
+"""The fetch rules' stages: one pinned checkpoint, LM or archive directory of the lock,
+downloaded and verified.
 
 They run as local rules on the host that runs Snakemake (the one with internet); the offline
 switch every job inherits (:data:`pathbench_flow.fetching.OFFLINE_VARIABLES`) is lifted here
@@ -11,6 +12,7 @@ import os
 from pathlib import Path
 
 from pathbench_flow import fetching
+from pathbench_flow.fetching import lms
 
 
 def _online() -> None:
@@ -30,25 +32,16 @@ def fetch_model(
 
 
 def fetch_lm(file: str, record: str | Path, lock_file: str | Path = fetching.LOCK_FILE) -> None:
-    """LM ``file`` of the lock beside its ``record`` (extracted from its archive, fetched
-    under the same root by :func:`fetch_archive`, if it comes in one)."""
-    entry = fetching.lm_entry(file, lock_file)
-    if entry is None:
-        raise ValueError(f"{file!r} is no LM of {lock_file}")
-    path = Path(record)
-    target = path.with_name(path.name.removesuffix(fetching.LM_RECORD_SUFFIX))
-    archive = entry.get("archive")
-    fetching.fetch_lm(
-        entry, target, fetching.archive_path(target.parent.parent, archive) if archive else None
-    )
+    """The member PathBench's code opens for LM path ``lms/<file>`` of the lock, written
+    beside that path under the fetch directory, with its ``record`` (after the archive's
+    directory is read by :func:`fetch_archive`)."""
+    entry = lms.lm_entry(file, lock_file)
+    root = Path(record).parents[len(Path(entry["path"]).parts) - 1]
+    lms.fetch_lm(entry, lms.archive_entry(entry["archive"], lock_file), root)
 
 
 def fetch_archive(
     name: str, record: str | Path, lock_file: str | Path = fetching.LOCK_FILE
 ) -> None:
-    """Archive ``name`` of the lock beside its ``record``."""
-    entry = fetching.archive_entry(name, lock_file)
-    if entry is None:
-        raise ValueError(f"{name!r} is no archive of {lock_file}")
-    path = Path(record)
-    fetching.fetch_archive(entry, path.with_name(path.name.removesuffix(fetching.LM_RECORD_SUFFIX)))
+    """The directory of archive ``name`` of the lock, read and recorded in ``record``."""
+    lms.read_directory(lms.archive_entry(name, lock_file), Path(record).parent.parent)

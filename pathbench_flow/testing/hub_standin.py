@@ -4,11 +4,12 @@ It answers what huggingface_hub's ``hf_hub_download`` asks (``file_download.py``
 and ``GET /<repo id>/resolve/<revision>/<file>`` with ``X-Repo-Commit``, ``ETag``, and for
 large (LFS) files ``X-Linked-Etag`` (the SHA-256) and ``X-Linked-Size``; a missing file is a
 404 with ``X-Error-Code: EntryNotFound``, which the client turns into
-``RemoteEntryNotFoundError``; ``Range`` gives a 206 with ``Content-Range``. Plain files (the
-LMs) are served at ``/files/<name>`` with ``Range`` too. ``cut`` makes the first GET of a
-file stop after that many bytes, as a dropped connection does, so resuming is exercised;
-``stall`` makes it send that many bytes and then hang (until :meth:`HubStandIn.stop`), as a
-download does whose process is then killed, so resuming in another process is exercised.
+``RemoteEntryNotFoundError``; ``Range`` (``a-b``, ``a-`` or the last ``-n`` bytes) gives a 206
+with ``Content-Range``. Plain files (the LMs' archive) are served at ``/files/<name>`` with
+``Range`` too. ``cut`` makes the first GET of a file stop after that many bytes, as a dropped
+connection does, so resuming is exercised; ``stall`` makes it send that many bytes and then
+hang (until :meth:`HubStandIn.stop`), as a download does whose process is then killed, so
+resuming in another process is exercised.
 Every request is logged in :attr:`HubStandIn.requests` as (method, path, Range header).
 """
 
@@ -104,18 +105,18 @@ class HubStandIn:
             handler.end_headers()
             return
         data = file.read_bytes()
-        start = int(wanted.removeprefix("bytes=").split("-")[0]) if wanted else 0
+        start, end = _byte_range(wanted, len(data))
         handler.send_response(206 if wanted else 200)
         for key, value in headers.items():
             handler.send_header(key, value)
         handler.send_header("Accept-Ranges", "bytes")
         if wanted:
-            handler.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-        handler.send_header("Content-Length", str(len(data) - start))
+            handler.send_header("Content-Range", f"bytes {start}-{end - 1}/{len(data)}")
+        handler.send_header("Content-Length", str(end - start))
         handler.end_headers()
         if not body:
             return
-        payload = data[start:]
+        payload = data[start:end]
         name = path.rsplit("/", 1)[-1]
         if name in self.cut:
             payload = payload[: self.cut.pop(name)]
@@ -126,5 +127,16 @@ class HubStandIn:
         handler.wfile.flush()
         if stalled:
             self._stopping.wait()
-        if len(payload) < len(data) - start:
+        if len(payload) < end - start:
             handler.close_connection = True
+
+
+def _byte_range(wanted: str | None, size: int) -> tuple[int, int]:
+    """The bytes ``[start, end)`` a ``Range`` header asks for: ``bytes=a-b``, ``bytes=a-`` or
+    ``bytes=-n`` (the last ``n``), or the whole file without one."""
+    if not wanted:
+        return 0, size
+    first, _, last = wanted.removeprefix("bytes=").partition("-")
+    if not first:
+        return max(0, size - int(last)), size
+    return int(first), min(size, int(last) + 1) if last else size

@@ -3,12 +3,8 @@
 # which has internet). The model options are rewritten to the fetched paths here, before
 # common.smk checks them; each job that runs a model or reads an LM takes the records of its
 # own fetches as input (fetched_by_reader and the others, common.smk): it waits for those only.
-from pathbench_flow.fetching import (
-    RECORD_FILE,
-    LM_RECORD_SUFFIX,
-    archive_path,
-    lm_entry,
-)
+from pathbench_flow.fetching import RECORD_FILE, LM_RECORD_SUFFIX
+from pathbench_flow.fetching.lms import DIRECTORY_SUFFIX, lm_directory
 from pathbench_flow.fetching.plan import FetchPlan, lock_file, plan_fetches
 
 FETCH_DIRECTORY = config["fetch"]["directory"]
@@ -37,12 +33,8 @@ rule fetch_model:
 
 rule fetch_lm:
     input:
-        # the record of the archive the LM is extracted from (none for an LM fetched alone)
-        archive=lambda wc: [
-            f"{archive_path(FETCH_DIRECTORY, archive)}{LM_RECORD_SUFFIX}"
-            for archive in [(lm_entry(wc.file, FETCH_LOCK) or {}).get("archive")]
-            if archive
-        ],
+        # the directory of the archive the LM's member is read from
+        directory=lambda wc: lm_directory(FETCH_DIRECTORY, wc.file, FETCH_LOCK),
     output:
         f"{FETCH_DIRECTORY}/lms/{{file}}{LM_RECORD_SUFFIX}",
     log:
@@ -60,11 +52,12 @@ rule fetch_lm:
         "../../scripts/fetch_lm.py"
 
 
-# An archive several LMs come in (Zenodo's lms.zip): downloaded and verified once, before the
-# fetch_lm jobs that extract from it.
+# The archive the LMs come in (Zenodo's lms.zip, 35 GB): its end and central directory read
+# by byte ranges and recorded once, before the fetch_lm jobs download the members they need
+# (the whole archive, if its server ignores byte ranges).
 rule fetch_archive:
     output:
-        f"{FETCH_DIRECTORY}/archives/{{archive}}{LM_RECORD_SUFFIX}",
+        f"{FETCH_DIRECTORY}/archives/{{archive}}{DIRECTORY_SUFFIX}",
     log:
         "logs/fetch/archives/{archive}.log",
     localrule: True
