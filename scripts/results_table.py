@@ -23,4 +23,7 @@ results_table(
     },
     predictors=snakemake.params.predictors,
     interval=snakemake.input.interval,
+    audio_check=snakemake.params.audio_check,
+    dataset_dirs=snakemake.params.dataset_dirs,
+    accept_audio_differences=snakemake.params.accept_audio_differences,
 )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from collections.abc import Mapping
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -31,6 +32,7 @@ import pandas as pd
 
 from pathbench_flow.io import write_text
 from pathbench_flow.reporting.results_table import (
+    AUDIO_ROW,
     DECIMALS,
     PATHBENCH_COLUMNS,
     PATHBENCH_ROW_COLUMNS,
@@ -105,7 +107,9 @@ def read_published(
     return pd.DataFrame(records, columns=list(COMPARISON_COLUMNS[:5]))
 
 
-def published_vs_measured(aligned: AlignedR) -> pd.DataFrame:
+def published_vs_measured(
+    aligned: AlignedR, audio: Mapping[str, str] | None = None
+) -> pd.DataFrame:
     """Each published cell whose row (metric) and column (dataset) this run has, with this
     run's sign-aligned r rounded to two decimals and their difference; see the module doc.
 
@@ -113,7 +117,10 @@ def published_vs_measured(aligned: AlignedR) -> pd.DataFrame:
     r on a dataset of the run) keeps its line, with NaN values and its ``reason``. Each
     dataset outside PathBench's 21 columns follows with one line whose ``reason`` says that
     PathBench published no r for it; a run none of whose metrics is a row of PathBench's
-    table gets one line saying so.
+    table gets one line saying so. ``audio`` (column label -> status, as for
+    :func:`~pathbench_flow.reporting.results_table.pathbench_table`), when given and not
+    empty, adds a last column ``pathbench_audio``: whether the line's audio is PathBench's
+    (empty for a dataset outside PathBench's columns).
     """
     published = read_published()
     placed = {c.label: c for c in aligned.columns if c.triple in set(PATHBENCH_COLUMNS)}
@@ -141,9 +148,12 @@ def published_vs_measured(aligned: AlignedR) -> pd.DataFrame:
     lines = pd.DataFrame(unplaced, columns=list(COMPARISON_COLUMNS)).astype(
         {**dict.fromkeys(COMPARISON_COLUMNS, object), **dict.fromkeys(values, "float64")}
     )
-    return pd.concat(
+    result = pd.concat(
         [pairs, lines.fillna({"metric": "", "row": "", "category": ""})], ignore_index=True
     )
+    if audio:
+        result[AUDIO_ROW] = result["column"].map(audio).fillna("")
+    return result
 
 
 _NO_PATHBENCH_METRIC = (
@@ -175,9 +185,11 @@ def _not_published(dataset: str, label: str) -> str:
     )
 
 
-def write_published_vs_measured(aligned: AlignedR, path: str | Path) -> Path:
+def write_published_vs_measured(
+    aligned: AlignedR, path: str | Path, audio: Mapping[str, str] | None = None
+) -> Path:
     """Write :func:`published_vs_measured` as CSV with two-decimal values (empty: none)."""
-    text = published_vs_measured(aligned).to_csv(
+    text = published_vs_measured(aligned, audio).to_csv(
         index=False, float_format=f"%.{DECIMALS}f", lineterminator="\n"
     )
     write_text(text, path)

@@ -153,6 +153,9 @@ PATHBENCH_COLUMNS: tuple[tuple[str, str, str], ...] = (
 """PathBench's columns, in its order (``get_table_column_order``)."""
 
 PATHBENCH_TABLE_CSV = "pathbench_table.csv"
+AUDIO_ROW = "pathbench_audio"
+"""The row of ``pathbench_table.csv`` (and column of the published comparison) saying
+whether each column's audio is PathBench's."""
 PATHBENCH_ROW_COLUMNS = ("Metric", "Category")
 """The columns of ``pathbench_table.csv`` before PathBench's 21 dataset columns and Avg."""
 
@@ -516,7 +519,7 @@ def _pathbench_cell(value: float) -> str:
     return "" if np.isnan(value) else f"{value:.{DECIMALS}f}"
 
 
-def pathbench_table(aligned: AlignedR) -> pd.DataFrame:
+def pathbench_table(aligned: AlignedR, audio: Mapping[str, str] | None = None) -> pd.DataFrame:
     """PathBench's ``results_table.csv`` for this run, as text cells.
 
     Always PathBench's 12 rows and 21 columns (``PATHBENCH_ROWS``, ``PATHBENCH_COLUMNS``),
@@ -527,6 +530,11 @@ def pathbench_table(aligned: AlignedR) -> pd.DataFrame:
     outside PathBench's columns (:func:`own_columns`) follows Avg as a column of its own,
     labelled as in ``results_table.csv``: without it a run of the demo or of a user's corpus
     would write PathBench's table with every cell empty.
+
+    ``audio`` (PathBench column label -> ``verified``, ``differs`` or ``unchecked``, from
+    :func:`pathbench_flow.data.pathbench_corpora.audio_statuses`), when given and not empty,
+    adds a last row ``pathbench_audio``: whether each column's audio is PathBench's, so the
+    file says which cells can be compared with the published ones.
     """
     label = {c.triple: c.label for c in aligned.columns}
     own = [c.label for c in own_columns(aligned.columns)]
@@ -562,6 +570,9 @@ def pathbench_table(aligned: AlignedR) -> pd.DataFrame:
         AVERAGE_COLUMN,
         *own,
     ]
+    if audio:
+        statuses = [audio.get(label[t], "") if t in label else "" for t in PATHBENCH_COLUMNS]
+        rows.append([AUDIO_ROW, "", *statuses, "", *([""] * len(own))])
     return pd.DataFrame(rows, columns=header)
 
 
@@ -571,9 +582,11 @@ def own_columns(columns: Iterable[DatasetColumn]) -> list[DatasetColumn]:
     return [c for c in columns if c.triple not in set(PATHBENCH_COLUMNS)]
 
 
-def write_pathbench_table(aligned: AlignedR, path: str | Path) -> Path:
+def write_pathbench_table(
+    aligned: AlignedR, path: str | Path, audio: Mapping[str, str] | None = None
+) -> Path:
     """Write :func:`pathbench_table` as PathBench writes its CSV (pandas, no index)."""
-    write_text(pathbench_table(aligned).to_csv(index=False, lineterminator="\n"), path)
+    write_text(pathbench_table(aligned, audio).to_csv(index=False, lineterminator="\n"), path)
     return Path(path)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ import pandas as pd
 
 from pathbench_flow import registry
 from pathbench_flow.data.manifest import load_manifest
+from pathbench_flow.data.pathbench_corpora import audio_statuses, refuse_differing_audio
 from pathbench_flow.io import read_parquet, write_text
 from pathbench_flow.reporting.html_table import write_html_tables
 from pathbench_flow.reporting.published_results import (
@@ -23,6 +24,8 @@ from pathbench_flow.reporting.published_results import (
     write_published_vs_measured,
 )
 from pathbench_flow.reporting.results_table import (
+    PATHBENCH_COLUMNS,
+    DatasetColumn,
     aligned_r,
     export_speaker_csvs,
     read_signs,
@@ -248,6 +251,9 @@ def results_table(
     pages: Mapping[str, str | Path],
     predictors: Mapping[str, Mapping[str, Any]] | None = None,
     interval: str | Path | None = None,
+    audio_check: str | Path | None = None,
+    dataset_dirs: Mapping[str, Sequence[str]] | None = None,
+    accept_audio_differences: bool = False,
 ) -> pd.DataFrame:
     """The results tables (this project's and PathBench's own file), PathBench's published r
     beside this run's (``PUBLISHED_VS_MEASURED_CSV`` in ``out_dir``), the heat map and the
@@ -261,6 +267,9 @@ def results_table(
     config's own predictors (``predictors`` as for :func:`metric_metadata`) are aligned by
     the direction they declare. ``interval`` is the uncertainty stage's summary, whose
     bootstrap interval of each Avg the table shows beside Avg (PathBench's file does not).
+    ``audio_check`` (``pathbench-flow prepare-pathbench``'s check in the datasets root) and
+    ``dataset_dirs`` (each dataset's test and reference directories) give PathBench's tables
+    each column's ``pathbench_audio`` (:func:`pathbench_audio`).
     """
     from pathbench_flow.reporting.plots import plot_results_heatmap  # matplotlib: this stage only
     from pathbench_flow.stats.comparisons import write_comparisons  # scipy.stats: this stage only
@@ -268,18 +277,39 @@ def results_table(
     correlations = {name: read_parquet(p) for name, p in correlation_paths.items()}
     columns = results_columns({name: dataset_settings.get(name, {}) for name in correlations})
     declared = {name: int(entry["direction"]) for name, entry in (predictors or {}).items()}
+    audio = pathbench_audio(columns, audio_check, dataset_dirs or {}, accept_audio_differences)
     aligned = aligned_r(correlations, columns, declared)
     intervals = None if interval is None else pd.read_csv(interval).set_index("metric")
     table = results_table_of(aligned, intervals)
     settings = {"columns": [(c.dataset, c.label) for c in columns]}
     write_results_table(table, out_dir, settings)
-    write_pathbench_table(aligned, pathbench_csv)
-    write_published_vs_measured(aligned, Path(out_dir) / PUBLISHED_VS_MEASURED_CSV)
+    write_pathbench_table(aligned, pathbench_csv, audio)
+    write_published_vs_measured(aligned, Path(out_dir) / PUBLISHED_VS_MEASURED_CSV, audio)
     plot_results_heatmap(table, heatmap_path)
     write_comparisons(aligned, comparisons_csv, comparisons_json)
     write_signs(aligned, signs_csv)
     write_html_tables(pages)
     return table
+
+
+def pathbench_audio(
+    columns: Iterable[DatasetColumn],
+    check_file: str | Path | None,
+    dataset_dirs: Mapping[str, Sequence[str]],
+    accept_differences: bool,
+) -> dict[str, str]:
+    """Whether the audio of each of PathBench's columns of the run is PathBench's (label ->
+    ``verified``, ``differs`` or ``unchecked``), refused with a ``ValueError`` when one
+    differs unless ``accept_differences`` (config ``accept_audio_differences``): its r beside
+    PathBench's published one would pass for a reproduction."""
+    placed = [c for c in columns if c.triple in set(PATHBENCH_COLUMNS)]
+    statuses = audio_statuses(
+        check_file, {c.dataset: dataset_dirs.get(c.dataset, ()) for c in placed}
+    )
+    labelled = {c.label: statuses[c.dataset] for c in placed}
+    if not accept_differences:
+        refuse_differing_audio(labelled, check_file)
+    return labelled
 
 
 def export_speaker_csv(speakers_path: str | Path, out_dir: str | Path) -> None:

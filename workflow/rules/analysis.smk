@@ -1,3 +1,4 @@
+from pathbench_flow.data.pathbench_corpora import CHECK_FILE
 from pathbench_flow.reporting.results_table import results_columns
 
 # The results table orders the datasets outside PathBench's columns as the config lists them.
@@ -5,6 +6,14 @@ TABLE_DATASETS = list(config["datasets"])
 # Two datasets in one results-table column, or a task without a corpus, stop the run here,
 # before any job, rather than at the results table at its end.
 results_columns(config["datasets"])
+# The audio check `pathbench-flow prepare-pathbench` writes into the datasets root, which
+# says per column whether its audio is PathBench's; an input only when it exists, so a new
+# check rewrites the tables.
+AUDIO_CHECK = (
+    str(Path(config["datasets_root"], CHECK_FILE))
+    if config.get("datasets_root")
+    else None
+)
 
 
 localrules:
@@ -264,6 +273,7 @@ rule results_table:
             "results/{dataset}/correlations.parquet", dataset=TABLE_DATASETS
         ),
         interval="results/uncertainty/summary.csv",
+        audio_check=[AUDIO_CHECK] if AUDIO_CHECK and Path(AUDIO_CHECK).is_file() else [],
     output:
         **report_table(
             "csv",
@@ -323,6 +333,16 @@ rule results_table:
             }
             for name in TABLE_DATASETS
         },
+        audio_check=AUDIO_CHECK,
+        dataset_dirs={
+            name: [
+                config["datasets"][name][key]
+                for key in ("path", "reference")
+                if key in config["datasets"][name]
+            ]
+            for name in TABLE_DATASETS
+        },
+        accept_audio_differences=config["accept_audio_differences"],
         predictors=predictor_metadata(),
         version=VERSION,
     script:
