@@ -125,6 +125,8 @@ RESULTS_ROW_SCHEMA = pa.schema(
 """The columns of ``results_table.parquet`` that describe a row; one column per dataset
 follows (:func:`results_table_schema`)."""
 AVERAGE_COLUMN = "Avg"
+AVERAGE_UNROUNDED_COLUMN = "Avg_unrounded"
+"""The mean of a row's unrounded cells: the Avg the speaker bootstrap's interval is of."""
 AVERAGE_INTERVAL_COLUMNS = ("Avg_ci_low", "Avg_ci_high")
 """The speaker bootstrap's interval of the unrounded Avg (``pathbench_flow.stats.uncertainty``)."""
 COUNT_COLUMN = "n_datasets"
@@ -132,15 +134,19 @@ COUNT_COLUMN = "n_datasets"
 
 def results_table_schema(dataset_columns: Iterable[str], interval: bool = False) -> pa.Schema:
     """``results_table.parquet``: the row columns, one float column per dataset (in table
-    order), then PathBench's average, its bootstrap interval (``interval``: the workflow's
-    table has one, a table built from correlations alone does not) and the number of
-    datasets it is over."""
+    order), then PathBench's average, the unrounded average and its bootstrap interval
+    (``interval``: the workflow's table has them, a table built from correlations alone does
+    not) and the number of datasets it is over."""
     return pa.schema(
         [
             *RESULTS_ROW_SCHEMA,
             *[(column, pa.float64()) for column in dataset_columns],
             (AVERAGE_COLUMN, pa.float64()),
-            *[(column, pa.float64()) for column in AVERAGE_INTERVAL_COLUMNS if interval],
+            *[
+                (column, pa.float64())
+                for column in (AVERAGE_UNROUNDED_COLUMN, *AVERAGE_INTERVAL_COLUMNS)
+                if interval
+            ],
             (COUNT_COLUMN, pa.int64()),
         ]
     )

@@ -15,7 +15,8 @@ from pathbench_flow.languages import LANGUAGES, canonical_language
 from pathbench_flow.seeds import BOOTSTRAP_SEED, DEMO_SEED
 from pathbench_flow.stages.validate import validate_dataset
 from pathbench_flow.stats.correlation import CI_LEVEL, DEFAULT_ALLOWLIST, N_BOOT, read_spk2score
-from pathbench_flow.stats.uncertainty import METHODS
+from pathbench_flow.stats.uncertainty import META_TESTS, METHODS
+from pathbench_flow.stats.uncertainty import N_BOOT as UNCERTAINTY_N_BOOT
 
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -51,13 +52,15 @@ def test_correlation_defaults_match_the_statistics():
 
 
 def test_uncertainty_defaults_match_the_statistics():
-    """The speaker bootstrap defaults to the correlation bootstrap's replicates, seed and
-    level, and to the interval method the coverage benchmark chose (the first of METHODS)."""
+    """The speaker bootstrap defaults to its own replicates (enough for Holm's smallest p),
+    the correlation bootstrap's seed and level, and to the interval methods the coverage
+    benchmark chose (the first of METHODS and of META_TESTS)."""
     assert schema_defaults("uncertainty") == {
-        "n_boot": N_BOOT,
+        "n_boot": UNCERTAINTY_N_BOOT,
         "seed": BOOTSTRAP_SEED,
         "level": CI_LEVEL,
         "method": METHODS[0],
+        "meta_test": META_TESTS[0],
         "meta_analysis": {},
     }
 

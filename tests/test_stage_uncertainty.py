@@ -9,11 +9,19 @@ import pandas as pd
 import pytest
 from test_analysis_outputs import OUTPUTS, speakers_file
 
+from pathbench_flow.reporting.results_table import results_columns
 from pathbench_flow.stages.analysis import correlate, results_table
-from pathbench_flow.stages.uncertainty import uncertainty
+from pathbench_flow.stages.uncertainty import corpus_of, shared_speaker_warnings, uncertainty
 from pathbench_flow.testing import KALDI_METADATA as KALDI
 
-SETTINGS = {"n_boot": 300, "seed": 5, "level": 0.95, "method": "percentile", "meta_analysis": {}}
+SETTINGS = {
+    "n_boot": 300,
+    "seed": 5,
+    "level": 0.95,
+    "method": "percentile",
+    "meta_test": "knha_truncated",
+    "meta_analysis": {},
+}
 TABLES = ("summary", "pairwise", "meta", "verdicts")
 
 
@@ -66,7 +74,7 @@ def test_intervals_ranks_pairs_and_meta_analysis(tmp_path: Path) -> None:
     meta = meta.drop(index="vsa")
     assert (meta["k"] == 3).all()
     assert set(meta["columns"]) == {"UASpeech Word MC; Mine; other"}
-    assert (meta["estimator"] == "REML").all()
+    assert (meta["estimator"] == "REML").all() and (meta["test"] == "knha_truncated").all()
     assert sorted(p.name for p in (tmp_path / "a" / "forest").iterdir()) == [
         "cpp_fa.png",
         "per.png",
@@ -92,12 +100,19 @@ def test_results_table_shows_the_interval_beside_avg_and_pathbench_file_does_not
         interval=tmp_path / "u" / "summary.csv",
     )
     table = pd.read_csv(tmp_path / "results_table.csv")
-    assert list(table.columns[-4:]) == ["Avg", "Avg_ci_low", "Avg_ci_high", "n_datasets"]
+    assert list(table.columns[-5:]) == [
+        "Avg",
+        "Avg_unrounded",
+        "Avg_ci_low",
+        "Avg_ci_high",
+        "n_datasets",
+    ]
     assert table.set_index("metric").loc["vsa", ["Avg", "Avg_ci_low"]].isna().all()
     table = table.dropna(subset=["Avg"])
-    assert (table["Avg_ci_low"] <= table["Avg"]).all() and (
-        table["Avg"] <= table["Avg_ci_high"]
+    assert (table["Avg_ci_low"] <= table["Avg_unrounded"]).all() and (
+        table["Avg_unrounded"] <= table["Avg_ci_high"]
     ).all()
+    assert (table["Avg"] - table["Avg_unrounded"]).abs().max() <= 0.01
     assert "Avg_ci_low" not in (tmp_path / OUTPUTS[0]).read_text().splitlines()[0]
 
 
@@ -139,3 +154,26 @@ def test_a_run_without_a_single_r_writes_every_output_saying_so(tmp_path: Path) 
         assert outputs[key].is_file() and (out / f"{key}.html").is_file()
     assert outputs["ranks"].is_file() and outputs["matrix"].is_file()
     assert outputs["forest"].is_dir()
+
+
+def test_one_corpus_as_flat_paths_warns_and_with_corpus_pools_as_one() -> None:
+    """TORGO's sentence task MC and EX given as flat paths: each is a corpus of its own,
+    though they rate the same eight speakers, so the stage warns naming both and the key;
+    with ``corpus: TORGO`` they are one corpus, draw together and enter the meta-analysis
+    once. A third corpus sharing two ids by chance (``F01``, ``M01``) is not taken for it."""
+    torgo = {f"{s}{i:02d}" for s in "FM" for i in range(1, 5)}
+    rated = {"torgo_mc": torgo, "torgo_ex": torgo, "other": {"F01", "M01", "X1", "X2", "X3"}}
+    flat = {name: {"path": f"elsewhere/{name}"} for name in rated}
+    (warning,) = shared_speaker_warnings(results_columns(flat), rated)
+    assert "torgo_mc, torgo_ex" in warning and "other" not in warning
+    assert "datasets.torgo_mc.corpus" in warning and "datasets.torgo_ex.corpus" in warning
+    joined = {
+        **flat,
+        **{
+            name: {**flat[name], "corpus": "TORGO", "task": "Sentence", "condition": condition}
+            for name, condition in (("torgo_mc", "MC"), ("torgo_ex", "EX"))
+        },
+    }
+    columns = results_columns(joined)
+    assert shared_speaker_warnings(columns, rated) == []
+    assert [corpus_of(c) for c in columns] == ["TORGO", "TORGO", "other"]

@@ -70,12 +70,17 @@ from pathbench_flow.metric import FA, VARIANTS, MetricKey
 from pathbench_flow.schemas import (
     AVERAGE_COLUMN,
     AVERAGE_INTERVAL_COLUMNS,
+    AVERAGE_UNROUNDED_COLUMN,
     COUNT_COLUMN,
     RESULTS_ROW_SCHEMA,
     results_table_schema,
 )
 
 DECIMALS = 2
+INTERVAL_DECIMALS = 3
+"""Decimals of the unrounded Avg and its interval: enough to tell 0.467 from the 0.47 of the
+rounded cells' mean, and no more than the bootstrap's Monte Carlo error (~0.005) supports."""
+BOOTSTRAP_COLUMNS = (AVERAGE_UNROUNDED_COLUMN, *AVERAGE_INTERVAL_COLUMNS)
 TABLE_CSV = "results_table.csv"
 TABLE_PARQUET = "results_table.parquet"
 ROW_COLUMNS: tuple[str, ...] = tuple(RESULTS_ROW_SCHEMA.names)
@@ -388,7 +393,7 @@ def aligned_r(
             f"table columns {sorted(c.dataset for c in columns)} do not match the datasets "
             f"with correlations {sorted(correlations)}"
         )
-    own = {*ROW_COLUMNS, AVERAGE_COLUMN, *AVERAGE_INTERVAL_COLUMNS, COUNT_COLUMN}
+    own = {*ROW_COLUMNS, AVERAGE_COLUMN, *BOOTSTRAP_COLUMNS, COUNT_COLUMN}
     reserved = sorted({c.label for c in columns} & own)
     if reserved:
         raise ValueError(f"dataset columns {reserved} clash with the table's own columns")
@@ -426,9 +431,10 @@ def results_table_of(aligned: AlignedR, interval: pd.DataFrame | None = None) ->
     """The richer results table of :func:`aligned_r`'s values.
 
     The result has ``ROW_COLUMNS``, one column per dataset (its label), ``Avg``, the
-    interval of the unrounded Avg beside it where ``interval`` (indexed by metric, with
-    ``AVERAGE_INTERVAL_COLUMNS``: the speaker bootstrap's) is given, and ``n_datasets``; see
-    the module docstring for the rules.
+    unrounded Avg and its interval beside it where ``interval`` (the uncertainty stage's
+    summary, indexed by metric) is given, and ``n_datasets``; see the module docstring for
+    the rules. A metric the summary flags (its Avg undefined in too many replicates) has no
+    interval here: ``summary.csv`` gives it with the reason.
     """
     cells = _cells(aligned.values)
     table = aligned.rows.set_index("metric")
@@ -438,8 +444,13 @@ def results_table_of(aligned: AlignedR, interval: pd.DataFrame | None = None) ->
     # PathBench's Avg: the mean of the rounded cells, rounded again.
     table[AVERAGE_COLUMN] = _cells(cells.mean(axis=1, skipna=True))
     if interval is not None:
-        for column in AVERAGE_INTERVAL_COLUMNS:
-            table[column] = _cells(interval[column].reindex(table.index).astype("float64"))
+        shown = interval.reindex(table.index)
+        flagged = shown["flagged"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+        for column in BOOTSTRAP_COLUMNS:
+            values = shown[column].astype("float64")
+            if column in AVERAGE_INTERVAL_COLUMNS:
+                values = values.mask(flagged)
+            table[column] = values.round(INTERVAL_DECIMALS) + 0.0
     table[COUNT_COLUMN] = cells.notna().sum(axis=1).astype("int64")
     return table.reset_index()
 
@@ -603,7 +614,7 @@ def sort_by_category(frame: pd.DataFrame) -> pd.DataFrame:
 
 def dataset_columns_of(table: pd.DataFrame) -> list[str]:
     """The dataset (label) columns of a :func:`build_results_table` table, in order."""
-    own = {*ROW_COLUMNS, AVERAGE_COLUMN, *AVERAGE_INTERVAL_COLUMNS, COUNT_COLUMN}
+    own = {*ROW_COLUMNS, AVERAGE_COLUMN, *BOOTSTRAP_COLUMNS, COUNT_COLUMN}
     return [c for c in table.columns if c not in own]
 
 
@@ -613,15 +624,21 @@ def write_results_table(
     """Write ``results_table.csv`` and ``results_table.parquet`` into ``out_dir``.
 
     The CSV shows each cell with exactly two decimals (empty where there is no value) so it
-    reads like the paper's table and is byte-stable; the Parquet keeps the same rounded
+    reads like the paper's table and is byte-stable, the unrounded Avg and its interval with
+    three; the Parquet keeps the same rounded
     floats for programs. Returns the two paths.
     """
     out = Path(out_dir)
     interval = AVERAGE_INTERVAL_COLUMNS[0] in table.columns
     schema = results_table_schema(dataset_columns_of(table), interval)
     csv_path, parquet_path = out / TABLE_CSV, out / TABLE_PARQUET
+    shown = table.copy()
+    for column in BOOTSTRAP_COLUMNS if interval else ():
+        shown[column] = [
+            f"{v:.{INTERVAL_DECIMALS}f}" if np.isfinite(v) else "" for v in table[column]
+        ]
     write_text(
-        table.to_csv(index=False, float_format=f"%.{DECIMALS}f", lineterminator="\n"),
+        shown.to_csv(index=False, float_format=f"%.{DECIMALS}f", lineterminator="\n"),
         csv_path,
     )
     # Rows are already in table order (category rank, then PathBench's order), which no sort

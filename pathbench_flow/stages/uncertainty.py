@@ -5,12 +5,16 @@ says how).
 A *corpus* is a column's ``corpus`` (PathBench's path layout or the config's ``corpus:``
 key gives it); a dataset without one is a corpus of its own. Datasets of one corpus are
 taken to rate the same speakers, identified by speaker id: one bootstrap draw of the corpus's
-rated speakers serves all its columns.
+rated speakers serves all its columns. Datasets of different corpora that share most of their
+rated speaker ids are probably one corpus given as flat paths without ``corpus:``; the stage
+says so (:func:`shared_speaker_warnings`), since counting them as independent narrows every
+interval.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import sys
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -28,10 +32,13 @@ from pathbench_flow.reporting.results_table import (
     results_columns,
     row_name,
 )
-from pathbench_flow.schemas import AVERAGE_INTERVAL_COLUMNS
+from pathbench_flow.schemas import AVERAGE_INTERVAL_COLUMNS, AVERAGE_UNROUNDED_COLUMN
 from pathbench_flow.stages.analysis import ground_truth_of
 from pathbench_flow.stats.correlation import speaker_sets, wide_values
 from pathbench_flow.stats.uncertainty import (
+    MIN_SPEAKERS,
+    UNDEFINED_LIMIT,
+    BootstrapResult,
     Design,
     bootstrap_averages,
     category_verdicts,
@@ -45,11 +52,69 @@ ALPHA = 0.05
 """Holm-adjusted p below which a pair of metrics is called different."""
 MIN_META_SPEAKERS = 4
 """Fisher z's variance 1/(n − 3) needs four speakers or more."""
+SUMMARY_DECIMALS = 3
+"""Decimals of ``summary.csv``: the Monte Carlo error of 2,000 replicates is ~0.005 on an
+interval's end and ~0.01 on a rank probability, so more digits would be noise."""
+SHARED_SHARE = 0.5
+"""Share of the smaller dataset's rated speaker ids found in a dataset of another corpus from
+which the two are taken to rate the same speakers. Ids such as ``M01`` recur across unrelated
+corpora, but rarely for half of a corpus's speakers."""
 
 
 def corpus_of(column: DatasetColumn) -> str:
     """The corpus whose speakers a column rates: its ``corpus``, else the dataset itself."""
     return column.corpus or column.dataset
+
+
+def rated_speakers(table: pd.DataFrame) -> set[str]:
+    """The speaker ids a speakers table has a rating for."""
+    truth = ground_truth_of(table)
+    return set(truth.index[truth.notna()])
+
+
+def shared_speaker_warnings(
+    columns: Sequence[DatasetColumn], rated: Mapping[str, Collection[str]]
+) -> list[str]:
+    """One warning per group of datasets in different corpora whose rated speaker ids
+    overlap (at least ``MIN_SPEAKERS`` ids and ``SHARED_SHARE`` of the smaller set), naming
+    them and the ``corpus:`` key that would join them.
+
+    Why: a dataset outside PathBench's layout without ``corpus:`` is a corpus of its own, so
+    two conditions of one corpus given as flat paths would be drawn independently and both
+    enter the meta-analysis, which narrows the intervals with no sign of it.
+    """
+    group = {c.dataset: c.dataset for c in columns}
+
+    def root(name: str) -> str:
+        while group[name] != name:
+            name = group[name]
+        return name
+
+    for i, first in enumerate(columns):
+        for second in columns[i + 1 :]:
+            if corpus_of(first) == corpus_of(second):
+                continue
+            mine, theirs = set(rated[first.dataset]), set(rated[second.dataset])
+            common = len(mine & theirs)
+            if common >= MIN_SPEAKERS and common >= SHARED_SHARE * min(len(mine), len(theirs)):
+                group[root(second.dataset)] = root(first.dataset)
+    members: dict[str, list[DatasetColumn]] = {}
+    for column in columns:
+        members.setdefault(root(column.dataset), []).append(column)
+    warnings = []
+    for joined in (m for m in members.values() if len({corpus_of(c) for c in m}) > 1):
+        names = [c.dataset for c in joined]
+        corpus = next((c.corpus for c in joined if c.corpus), names[0])
+        shared = set.intersection(*(set(rated[name]) for name in names))
+        warnings.append(
+            f"warning: datasets {', '.join(names)} are in different corpora "
+            f"({', '.join(dict.fromkeys(corpus_of(c) for c in joined))}) but share rated "
+            f"speaker ids ({len(shared)} common to all): the bootstrap draws them as "
+            "independent speakers and the meta-analysis may count one corpus more than once. "
+            f"If they rate the same speakers, give each `corpus: {corpus}` "
+            f"({', '.join(f'datasets.{name}.corpus' for name in names)})."
+        )
+    return warnings
 
 
 def build_design(
@@ -125,10 +190,11 @@ def meta_table(
     correlations: Mapping[str, pd.DataFrame],
     columns: list[DatasetColumn],
     level: float,
+    test: str,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per metric the random-effects pooled r over ``columns`` (or why there is none), and
-    the per-column inputs (r, n, the column's own Fisher interval at ``level``) the forest
-    plots draw."""
+    """Per metric the random-effects pooled r over ``columns`` (or why there is none), its
+    intervals by ``test`` (``META_TESTS``), and the per-column inputs (r, n, the column's own
+    Fisher interval at ``level``) the forest plots draw."""
     crit = float(special.ndtri((1 + level) / 2))
     rows, inputs = [], []
     for metric in aligned.values.index:
@@ -152,12 +218,12 @@ def meta_table(
                     "ci_high": np.tanh(z + half),
                 }
             )
-        base = {"metric": metric, "row": row_name(str(metric)), "estimator": "REML"}
+        base = {"metric": metric, "row": row_name(str(metric)), "estimator": "REML", "test": test}
         base["columns"] = "; ".join(label for label, _, _ in studies)
         if len(studies) < 2:
             rows.append({**base, "k": len(studies), "reason": "fewer than two corpora"})
             continue
-        result = meta_analysis([r for _, r, _ in studies], [n for _, _, n in studies], level)
+        result = meta_analysis([r for _, r, _ in studies], [n for _, _, n in studies], level, test)
         rows.append({**base, **asdict(result), "reason": ""})
     order = [
         "metric",
@@ -172,10 +238,50 @@ def meta_table(
         "i2",
         "q",
         "estimator",
+        "test",
         "columns",
         "reason",
     ]
     return pd.DataFrame(rows).reindex(columns=order), pd.DataFrame(inputs)
+
+
+def interval_name(result: BootstrapResult) -> str:
+    """The name every output gives the Avg intervals: what kind, from which resampling."""
+    return (
+        f"{result.level:.0%} {result.method} interval, speaker bootstrap over corpora "
+        f"({result.replicates.shape[1]} replicates)"
+    )
+
+
+def summary_table(result: BootstrapResult, design: Design, category: pd.Series) -> pd.DataFrame:
+    """Per metric: the unrounded Avg, its interval (named), the share of replicates without
+    an Avg and whether that share flags it (with the note saying what it means), and its
+    rank summary (:func:`rank_summary`)."""
+    undefined, flagged = result.undefined, result.flagged
+    notes = [
+        f"{metric}: its Avg is undefined in {share:.0%} of the replicates (more than "
+        f"{UNDEFINED_LIMIT:.0%}; one of its cells has no r when the draw leaves it constant), "
+        "so its interval, ranks and pairwise tests describe only the draws in which it varies"
+        if flag
+        else ""
+        for metric, share, flag in zip(result.metrics, undefined, flagged, strict=True)
+    ]
+    summary = pd.DataFrame(
+        {
+            "metric": result.metrics,
+            "row": [row_name(m) for m in result.metrics],
+            "category": category.reindex(result.metrics).to_numpy(),
+            "n_datasets": design.present.sum(axis=1),
+            AVERAGE_UNROUNDED_COLUMN: result.estimate,
+            AVERAGE_INTERVAL_COLUMNS[0]: result.low,
+            AVERAGE_INTERVAL_COLUMNS[1]: result.high,
+            "interval": interval_name(result),
+            "undefined_share": undefined,
+            "flagged": flagged,
+            "note": notes,
+        }
+    )
+    return summary.merge(rank_summary(result), on="metric")
 
 
 def _write(frame: pd.DataFrame, path: str | Path) -> None:
@@ -199,8 +305,10 @@ def uncertainty(
     also as the report's ``pages``; returns the summary.
 
     ``settings`` is the config's ``uncertainty`` block (``n_boot``, ``seed``, ``level``,
-    ``method``, ``meta_analysis``); the signs are the results table's (the same
-    :func:`aligned_r` of the same correlations), so the intervals are of its cells.
+    ``method``, ``meta_test``, ``meta_analysis``); the signs are the results table's (the
+    same :func:`aligned_r` of the same correlations), so the intervals are of its cells.
+    Warnings (datasets that seem to share speakers across corpora, metrics flagged for an Avg
+    undefined in too many replicates) go to standard error, the job's log.
     """
     from pathbench_flow.reporting.uncertainty_plots import (  # matplotlib: this stage only
         plot_forests,
@@ -213,38 +321,40 @@ def uncertainty(
     declared = {name: int(entry["direction"]) for name, entry in (predictors or {}).items()}
     aligned = aligned_r(correlations, columns, declared)
     speakers = {name: read_parquet(p) for name, p in speaker_paths.items()}
+    rated = {name: rated_speakers(table) for name, table in speakers.items()}
+    for warning in shared_speaker_warnings(aligned.columns, rated):
+        print(warning, file=sys.stderr)
     design = build_design(aligned, speakers, allowlist)
     level = float(settings["level"])
     result = bootstrap_averages(
         design, int(settings["n_boot"]), int(settings["seed"]), level, str(settings["method"])
     )
-    category = aligned.rows.set_index("metric")["category"]
-    summary = pd.DataFrame(
-        {
-            "metric": result.metrics,
-            "row": [row_name(m) for m in result.metrics],
-            "category": category.loc[result.metrics].to_numpy(),
-            "n_datasets": design.present.sum(axis=1),
-            "Avg_unrounded": result.estimate,
-            AVERAGE_INTERVAL_COLUMNS[0]: result.low,
-            AVERAGE_INTERVAL_COLUMNS[1]: result.high,
-        }
-    ).merge(rank_summary(result), on="metric")
-    summary.insert(len(summary.columns), "method", result.method)
-    summary.insert(len(summary.columns), "draws_redrawn", result.redrawn)
+    summary = summary_table(result, design, aligned.rows.set_index("metric")["category"])
+    for note in summary.loc[summary["flagged"], "note"]:
+        print(f"warning: {note}", file=sys.stderr)
     pairwise = pairwise_table(result)
     pairwise.insert(2, "different", pairwise["p_holm"] < ALPHA)
+    pairwise["interval"] = interval_name(result)
+    smallest = 2 / (result.replicates.shape[1] + 1)
+    if len(pairwise) and len(pairwise) * smallest >= ALPHA:
+        print(
+            f"warning: with {result.replicates.shape[1]} replicates a pair's smallest p is "
+            f"{smallest:.2g}, and Holm over {len(pairwise)} pairs multiplies it by "
+            f"{len(pairwise)}: no pair can be called different; raise uncertainty.n_boot "
+            f"above {int(2 * len(pairwise) / ALPHA)}",
+            file=sys.stderr,
+        )
     chosen = meta_columns(aligned, correlations, settings["meta_analysis"])
-    meta, inputs = meta_table(aligned, correlations, chosen, level)
+    meta, inputs = meta_table(aligned, correlations, chosen, level, str(settings["meta_test"]))
     names = {m: row_name(m) for m in result.metrics}
     verdicts = category_verdicts(
         pairwise.replace({"metric": names, "other": names}),
         [names[p] for p in (predictors or {})],
-        {names[m]: category[m] for m in result.metrics},
+        dict(zip(summary["row"], summary["category"], strict=True)),
         ALPHA,
     )
     for key, frame in (
-        ("summary", summary),
+        ("summary", summary.round(SUMMARY_DECIMALS)),
         ("pairwise", pairwise),
         ("meta", meta),
         ("verdicts", verdicts),

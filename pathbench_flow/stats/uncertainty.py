@@ -12,6 +12,16 @@ sign-aligned Pearson r is recomputed on the draw (a weighted r with the draw's c
 weights, which is the r of the resampled speakers), and each metric's Avg is the unrounded
 mean of its row's cells.
 
+Every statistic is taken over the replicates in which what it needs is defined: an Avg over
+those in which each cell of its row has an r (a cell has none when the draw leaves it fewer
+than three distinct speakers, or its metric or its ratings constant), a pairwise difference
+over those in which both Avgs are defined, a metric's rank over those in which its own Avg
+is. No draw is made again, so no metric's results are conditioned on another metric being
+defined; a metric whose Avg is undefined in more than ``UNDEFINED_LIMIT`` of the replicates
+is flagged, because its own results then describe only the draws that happen to make it
+vary. With a single cell, the Avg's interval is so defined as the correlation stage's
+per-dataset interval of the same r (resamples without an r dropped).
+
 Intervals are percentile intervals by default, BCa (bias-corrected and accelerated) on
 request: ``benchmarks/uncertainty_coverage.py`` measures the coverage of both on simulated
 benchmarks of PathBench's dependence structure (8 to 30 speakers per corpus), and
@@ -19,21 +29,23 @@ benchmarks of PathBench's dependence structure (8 to 30 speakers per corpus), an
 least as often as BCa, whose jackknife acceleration is noisy with so few speakers.
 
 Written here rather than through :func:`scipy.stats.bootstrap`: scipy resamples and
-computes BCa well, but it cannot draw again a replicate in which a small column's draw has
-fewer than three distinct speakers (no r), so one such draw in 2,000 would turn every
-interval into NaN. The BCa formulas are scipy's for several samples; the jackknife is one
+computes BCa well, but it resamples each sample on its own, not one draw of a corpus's
+speakers shared by all its columns, and it cannot leave a statistic undefined in some
+replicates only. The BCa formulas are scipy's for several samples; the jackknife is one
 speaker left out at a time. Also written here: the weighted r, the rank summaries, the
-p-value of a difference (over its bootstrap standard error; :func:`bootstrap_p` says why)
-and Holm's adjustment (statsmodels' ``multipletests`` would do, but is not a dependency for
+p-value of a difference (by inverting its interval; :func:`bootstrap_p` says why) and
+Holm's adjustment (statsmodels' ``multipletests`` would do, but is not a dependency for
 five lines).
 
 The meta-analysis pools Fisher-z r over columns whose speakers do not overlap (one per
 corpus) with a random-effects model whose between-corpus variance τ² is estimated by REML,
-as R's metafor ``rma`` does by default; intervals are Wald (normal) intervals and I² is
-metafor's (τ² over τ² plus the typical within-corpus variance). Written here because
-statsmodels' ``combine_effects`` offers no REML and its I² is Q-based; scipy's ``brentq``
-solves the REML score equation. ``benchmarks/metafor_reference.R`` recomputes the frozen
-reference values the tests compare with.
+as R's metafor ``rma`` does by default. Its intervals are Knapp-Hartung's by default
+(``META_TESTS``): with PathBench's seven corpora the Wald (normal) interval covers the pooled
+r less often than its level says (``benchmarks/uncertainty_coverage.py``). I² is metafor's
+(τ² over τ² plus the typical within-corpus variance). Written here because statsmodels'
+``combine_effects`` offers no REML and its I² is Q-based; scipy's ``brentq`` solves the REML
+score equation. ``benchmarks/metafor_reference.R`` recomputes the frozen reference values the
+tests compare with, for each test.
 """
 
 from __future__ import annotations
@@ -51,11 +63,20 @@ from pathbench_flow.lazy import lazy_module
 # ~0.5 s to import: a job imports this module before it runs, and ranks need it only then.
 stats = lazy_module("scipy.stats")
 
+N_BOOT = 20_000
+"""Default replicates (the config's ``uncertainty.n_boot``). A pair's smallest p is
+``2 / (N_BOOT + 1)`` ≈ 1e-4 (:func:`bootstrap_p`), so Holm over the demo's 378 pairs can still
+call a pair different (378 × 1e-4 < 0.05); PathBench's shape takes ~3 s."""
 MIN_SPEAKERS = 3
 """Fewest distinct speakers a replicate's cell needs for an r (as the point estimate)."""
-MAX_REDRAWS = 100
-"""Rounds of drawing again the draws that leave a cell without an r, before giving up."""
+UNDEFINED_LIMIT = 0.05
+"""Share of replicates without a metric's Avg above which the metric is flagged: its interval,
+ranks and pairwise tests then describe only the draws in which it is defined, which
+over-represent the few speakers that make it vary (a metric constant on most speakers)."""
 METHODS = ("percentile", "BCa")
+META_TESTS = ("knha_truncated", "knha", "z")
+"""The meta-analysis's interval: Knapp-Hartung with its scale truncated at 1 (metafor's
+``test="adhoc"``), Knapp-Hartung as metafor's ``test="knha"``, or Wald (``test="z"``)."""
 
 
 @dataclass(frozen=True)
@@ -193,62 +214,49 @@ class BootstrapResult:
     low: np.ndarray
     high: np.ndarray
     replicates: np.ndarray
-    """metric × replicate Avgs."""
+    """metric × replicate Avgs, NaN where one of the metric's cells has no r."""
     pairs: list[tuple[int, int]]
     pair_low: np.ndarray
     pair_high: np.ndarray
+    pair_p: np.ndarray
+    """Two-sided p-value of each pair's difference, by inverting its interval
+    (:func:`bootstrap_p`)."""
+    pair_bound: np.ndarray
+    """Whether no replicate of the pair fell on the other side of zero: its p is then the
+    smallest the replicates can give, an upper bound."""
     method: str
     level: float
-    redrawn: int
-    """Draws of a corpus made again because they left a cell without an r."""
+
+    @property
+    def undefined(self) -> np.ndarray:
+        """Per metric, the share of replicates in which its Avg has no value."""
+        return np.mean(~np.isfinite(self.replicates), axis=1)
+
+    @property
+    def flagged(self) -> np.ndarray:
+        """Per metric, whether its Avg is undefined in more than ``UNDEFINED_LIMIT`` of the
+        replicates."""
+        return self.undefined > UNDEFINED_LIMIT
 
 
-def _defined(design: Design, corpus: int, counts: np.ndarray) -> np.ndarray:
-    """Per draw (row of ``counts``), whether every cell of ``corpus`` has an r under it."""
-    defined = np.ones(len(counts), dtype=bool)
-    for cell in design.cells:
-        if design.corpus_of_column[cell.column] == corpus:
-            r = weighted_r(counts[:, cell.positions], cell.x, cell.y)
-            defined &= np.isfinite(r).all(axis=-1)
-    return defined
-
-
-def _draws(design: Design, n_boot: int, seed: int) -> tuple[list[np.ndarray], int]:
+def _draws(design: Design, n_boot: int, seed: int) -> list[np.ndarray]:
     """Per corpus, ``n_boot`` × speakers counts of a draw with replacement of its speakers:
-    one draw per corpus and replicate, shared by every column of the corpus; and how many
-    draws were made again.
+    one draw per corpus and replicate, shared by every column of the corpus.
 
-    A draw that leaves some cell of the corpus without an r (fewer than ``MIN_SPEAKERS``
-    distinct speakers of a small column, or a constant metric) is drawn again, so the
-    bootstrap is conditioned on every cell having an r, as the table itself does; a corpus
-    whose draws keep failing is refused.
+    No draw is made again: a draw that leaves a cell without an r (fewer than
+    ``MIN_SPEAKERS`` distinct speakers, a metric or the ratings constant on the draw) leaves
+    only the Avgs of that cell's metrics undefined, in that replicate. Redrawing it, as an
+    earlier version did, conditioned every metric on every other metric being defined.
     """
     rng = np.random.default_rng(seed)
-    draws, redrawn = [], 0
-    for corpus, speakers in enumerate(design.corpus_speakers):
+    draws = []
+    for speakers in design.corpus_speakers:
         n = len(speakers)
         if n == 0:  # a corpus none of whose cells has an r: nothing of it to resample
             draws.append(np.zeros((n_boot, 0)))
             continue
-        counts = _counts(rng.integers(0, n, size=(n_boot, n)), n)
-        for _ in range(MAX_REDRAWS):
-            undefined = ~_defined(design, corpus, counts)
-            if not undefined.any():
-                break
-            redrawn += int(undefined.sum())
-            counts[undefined] = _counts(rng.integers(0, n, size=(int(undefined.sum()), n)), n)
-        else:
-            raise ValueError(
-                f"corpus of columns {_columns_of(design, corpus)}: {MAX_REDRAWS} redraws still "
-                "leave some cell without an r; its columns are too small to resample (fewer "
-                "than 4 speakers, or a metric constant on most speakers)"
-            )
-        draws.append(counts)
-    return draws, redrawn
-
-
-def _columns_of(design: Design, corpus: int) -> list[str]:
-    return [c for c, k in zip(design.columns, design.corpus_of_column, strict=True) if k == corpus]
+        draws.append(_counts(rng.integers(0, n, size=(n_boot, n)), n))
+    return draws
 
 
 def _jackknife(design: Design) -> list[np.ndarray]:
@@ -267,51 +275,95 @@ def _jackknife(design: Design) -> list[np.ndarray]:
     ]
 
 
-def _bca_levels(
-    replicates: np.ndarray, estimate: np.ndarray, jackknife: list[np.ndarray], level: float
+def _bca_constants(
+    replicates: np.ndarray, estimate: np.ndarray, jackknife: list[np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """BCa's percentile levels per statistic (row), with scipy's formulas for several
-    samples (``scipy.stats._resampling._bca_interval``): bias from the replicates below the
-    estimate, acceleration from each sample's jackknife."""
-    z0 = special.ndtri(np.mean(replicates < estimate[:, None], axis=1))
+    """BCa's bias ``z0`` and acceleration per statistic (row), with scipy's formulas for
+    several samples (``scipy.stats._resampling._bca_interval``): bias from the defined
+    replicates below the estimate, acceleration from each sample's jackknife."""
+    finite = np.isfinite(replicates)
+    with np.errstate(invalid="ignore"):
+        below = (replicates < estimate[:, None]).sum(axis=1) / finite.sum(axis=1)
+    z0 = special.ndtri(below)
     numerator = denominator = 0.0
     for values in jackknife:
         u = (len(values) - 1) * (np.nanmean(values, axis=0) - values)
         numerator = numerator + np.nansum(u**3, axis=0)
         denominator = denominator + np.nansum(u**2, axis=0)
-    acceleration = numerator / (6 * denominator**1.5)
-    ends = []
-    for tail in ((1 - level) / 2, (1 + level) / 2):
-        z = special.ndtri(tail)
-        ends.append(special.ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z))))
-    return ends[0], ends[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acceleration = numerator / (6 * denominator**1.5)
+    return z0, acceleration
+
+
+def _bca_level(tail: float, z0: np.ndarray, acceleration: np.ndarray) -> np.ndarray:
+    """The percentile level BCa reads for the nominal level ``tail``."""
+    z = special.ndtri(tail)
+    return special.ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
+
+
+def _nominal_level(share: np.ndarray, z0: np.ndarray, acceleration: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`_bca_level`: the nominal level whose BCa percentile is
+    ``share``. BCa's percentiles stop short of 0 and 1 (at ``ndtr(z0 − 1/acceleration)``):
+    a share beyond that end is beyond every nominal level, 0 or 1."""
+    w = special.ndtri(share) - z0
+    ratio = 1 + acceleration * w
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = np.where((ratio > 0) & np.isfinite(w), w / ratio, np.sign(w) * np.inf)
+    return special.ndtr(u - z0)
 
 
 def _intervals(
-    replicates: np.ndarray,
-    estimate: np.ndarray,
-    jackknife: list[np.ndarray],
-    level: float,
-    method: str,
+    replicates: np.ndarray, levels: tuple[np.ndarray, np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's interval from its finite replicates, by ``method``."""
-    if method == "BCa":
-        low_level, high_level = _bca_levels(replicates, estimate, jackknife, level)
-    else:
-        low_level = np.full(len(estimate), (1 - level) / 2)
-        high_level = np.full(len(estimate), (1 + level) / 2)
-    low, high = np.full(len(estimate), np.nan), np.full(len(estimate), np.nan)
+    """Each row's interval at its percentile ``levels`` (low, high), over the replicates in
+    which the row is defined; NaN where none is."""
+    low, high = np.full(len(replicates), np.nan), np.full(len(replicates), np.nan)
     for i, row in enumerate(replicates):
-        if np.isfinite(low_level[i]) and np.isfinite(high_level[i]):
-            low[i] = np.quantile(row, low_level[i])
-            high[i] = np.quantile(row, high_level[i])
+        row = row[np.isfinite(row)]
+        if len(row) and np.isfinite(levels[0][i]) and np.isfinite(levels[1][i]):
+            low[i], high[i] = np.quantile(row, [levels[0][i], levels[1][i]])
     return low, high
+
+
+def bootstrap_p(
+    replicates: np.ndarray, bca: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided p-value that a difference is zero, per row, by inverting the interval it
+    sits beside: the smallest ``1 − level`` whose interval reaches zero. Also, per row,
+    whether it is the smallest p the replicates can give, ``2 / (B + 1)`` for ``B`` defined
+    replicates (no replicate on the far side of zero): an upper bound rather than a value.
+
+    Each tail's share counts zero itself and adds one replicate (``(1 + count) / (B + 1)``),
+    so p is never 0 and a 95 % interval that excludes zero goes with p < 0.05 (up to the
+    interpolation of the interval's ends). ``bca``: BCa's ``(z0, acceleration)``, whose level
+    mapping is inverted too. An earlier version divided the difference by its bootstrap
+    standard error: its p could disagree with the percentile interval beside it, and its
+    tiny values (3e-31) were extrapolations of a normal tail far beyond the replicates.
+    """
+    finite = np.isfinite(replicates)
+    count = finite.sum(axis=1)
+    below = ((replicates <= 0) & finite).sum(axis=1)
+    above = ((replicates >= 0) & finite).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low_share, high_share = (1 + below) / (1 + count), (1 + above) / (1 + count)
+        if bca is not None:
+            low_share = _nominal_level(low_share, *bca)
+            high_share = 1 - _nominal_level(1 - high_share, *bca)
+        smallest = 2 / (1 + count)
+        p = np.clip(2 * np.minimum(low_share, high_share), smallest, 1.0)
+    bound = (np.minimum(below, above) == 0) | (p <= smallest)
+    return np.where(count > 0, p, np.nan), (count > 0) & bound
 
 
 def bootstrap_averages(
     design: Design, n_boot: int, seed: int, level: float = 0.95, method: str = "percentile"
 ) -> BootstrapResult:
-    """The speaker bootstrap of the module docstring (draws as :func:`_draws` makes them)."""
+    """The speaker bootstrap of the module docstring (draws as :func:`_draws` makes them).
+
+    Every statistic is taken over the replicates in which it is defined: an Avg over those in
+    which every cell of its row has an r, a difference over those in which both Avgs have a
+    value, so no metric's results depend on another metric being defined.
+    """
     if method not in METHODS:
         raise ValueError(f"bootstrap method {method!r} is not one of {list(METHODS)}")
     m = len(design.metrics)
@@ -325,12 +377,17 @@ def bootstrap_averages(
         return np.concatenate([avg, avg[..., first] - avg[..., second]], axis=-1)
 
     estimate = statistic([np.ones(len(s)) for s in design.corpus_speakers])
-    draws, redrawn = _draws(design, n_boot, seed)
-    replicates = statistic(draws).T
-    jackknife = [
-        np.concatenate([a, a[:, first] - a[:, second]], axis=1) for a in _jackknife(design)
-    ]
-    low, high = _intervals(replicates, estimate, jackknife, level, method)
+    replicates = statistic(_draws(design, n_boot, seed)).T
+    tails = np.full(len(estimate), (1 - level) / 2), np.full(len(estimate), (1 + level) / 2)
+    bca = None
+    if method == "BCa":
+        jackknife = [
+            np.concatenate([a, a[:, first] - a[:, second]], axis=1) for a in _jackknife(design)
+        ]
+        bca = _bca_constants(replicates, estimate, jackknife)
+        tails = _bca_level(tails[0], *bca), _bca_level(tails[1], *bca)
+    low, high = _intervals(replicates, tails)
+    p, bound = bootstrap_p(replicates[m:], None if bca is None else (bca[0][m:], bca[1][m:]))
     return BootstrapResult(
         metrics=list(design.metrics),
         estimate=estimate[:m],
@@ -340,31 +397,47 @@ def bootstrap_averages(
         pairs=pairs,
         pair_low=low[m:],
         pair_high=high[m:],
+        pair_p=p,
+        pair_bound=bound,
         method=method,
         level=level,
-        redrawn=redrawn,
     )
 
 
 def rank_summary(result: BootstrapResult) -> pd.DataFrame:
     """Per metric, its rank by Avg (1 = highest) in the replicates: the probability of
     ranking first and the central ``level`` interval of its rank, with the whole
-    distribution (``p_rank_<k>``) for the figure."""
+    distribution (``p_rank_<k>``) for the figure.
+
+    A metric's rank in a replicate is one plus the number of metrics with a higher Avg in it,
+    and its distribution is over the replicates in which it has an Avg; a metric without an
+    Avg in a replicate takes no place in it. So the probabilities of rank 1 add up to 1 only
+    when every Avg is defined in every replicate.
+    """
     replicates = result.replicates
-    ranks = stats.rankdata(-replicates, axis=0, method="min").astype(int)
     m = len(result.metrics)
+    defined = np.isfinite(replicates)
+    with np.errstate(invalid="ignore"):
+        ranks = 1 + (replicates[None, :, :] > replicates[:, None, :]).sum(axis=1)
     tail = (1 - result.level) / 2
+    ends = np.full((m, 2), np.nan)
+    shares = np.full((m, m), np.nan)
+    for i in range(m):
+        mine = ranks[i, defined[i]]
+        if len(mine):
+            ends[i] = np.quantile(mine, [tail, 1 - tail], method="inverted_cdf")
+            shares[i] = np.bincount(mine - 1, minlength=m) / len(mine)
     frame = pd.DataFrame(
         {
             "metric": result.metrics,
             "rank": stats.rankdata(-result.estimate, method="min").astype(int),
-            "p_rank_1": (ranks == 1).mean(axis=1),
-            "rank_low": np.quantile(ranks, tail, axis=1, method="inverted_cdf").astype(int),
-            "rank_high": np.quantile(ranks, 1 - tail, axis=1, method="inverted_cdf").astype(int),
+            "p_rank_1": shares[:, 0] if m else [],
+            "rank_low": pd.array(ends[:, 0], dtype="Int64"),
+            "rank_high": pd.array(ends[:, 1], dtype="Int64"),
         }
     )
     for k in range(1, m + 1):
-        frame[f"p_rank_{k}"] = (ranks == k).mean(axis=1)
+        frame[f"p_rank_{k}"] = shares[:, k - 1]
     return frame
 
 
@@ -378,37 +451,25 @@ def holm(p: np.ndarray) -> np.ndarray:
     return adjusted
 
 
-def bootstrap_p(estimate: np.ndarray, replicates: np.ndarray) -> np.ndarray:
-    """Two-sided p-value that a difference is zero, per row: the estimate over its bootstrap
-    standard error, against the normal distribution.
-
-    Why not the share of replicates beyond zero: from 2,000 replicates that share cannot go
-    below 1/2,000, and Holm over PathBench's 78 pairs needs p below 0.05/78 = 0.00064 for
-    the first pair, so no pair could ever be called different.
-    """
-    se = replicates.std(axis=-1, ddof=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.abs(estimate) / se
-    return np.where(se > 0, 2 * special.ndtr(-z), np.where(estimate == 0, 1.0, 0.0))
-
-
 def pairwise_table(result: BootstrapResult) -> pd.DataFrame:
     """Every pair of metrics: the difference of Avg (first − second), its interval, the
-    p-value (:func:`bootstrap_p`) and the Holm-adjusted p-value over all pairs."""
+    p-value of that interval (:func:`bootstrap_p`), whether it is a bound, the replicates
+    both are defined in, and the Holm-adjusted p-value over all pairs."""
     replicates = result.replicates
     first = np.array([i for i, _ in result.pairs], dtype=int)
     second = np.array([j for _, j in result.pairs], dtype=int)
-    difference = result.estimate[first] - result.estimate[second]
-    p = bootstrap_p(difference, replicates[first] - replicates[second])
+    both = np.isfinite(replicates[first]) & np.isfinite(replicates[second])
     return pd.DataFrame(
         {
             "metric": [result.metrics[i] for i in first],
             "other": [result.metrics[j] for j in second],
-            "difference": difference,
+            "difference": result.estimate[first] - result.estimate[second],
             "ci_low": result.pair_low,
             "ci_high": result.pair_high,
-            "p": p,
-            "p_holm": holm(p),
+            "p": result.pair_p,
+            "p_is_bound": result.pair_bound,
+            "p_holm": holm(result.pair_p),
+            "replicates": both.sum(axis=1),
         }
     )
 
@@ -428,6 +489,8 @@ class MetaAnalysis:
     q: float
     pooled_z: float
     se_z: float
+    """The standard error of ``pooled_z`` the intervals use (Knapp-Hartung's, if so)."""
+    test: str
 
 
 def _reml_score(tau2: float, z: np.ndarray, v: np.ndarray) -> float:
@@ -451,23 +514,39 @@ def reml_tau2(z: np.ndarray, v: np.ndarray) -> float:
     return float(optimize.brentq(_reml_score, 0.0, upper, args=(z, v), xtol=1e-15, rtol=1e-15))
 
 
-def meta_analysis(r: Sequence[float], n: Sequence[int], level: float = 0.95) -> MetaAnalysis:
+def meta_analysis(
+    r: Sequence[float], n: Sequence[int], level: float = 0.95, test: str = "knha_truncated"
+) -> MetaAnalysis:
     """Random-effects meta-analysis of Pearson r on Fisher's z (variance 1/(n−3)), as
-    metafor's ``rma(yi, vi, method="REML")`` computes it; results back on the r scale."""
+    metafor's ``rma(yi, vi, method="REML", test=...)`` computes it (``test``: one of
+    ``META_TESTS``); results back on the r scale.
+
+    Knapp-Hartung scales the standard error by ``sqrt(s)``, ``s`` the weighted residual
+    variance ``sum w (z − mu)² / (k − 1)`` (truncated at 1 unless ``test`` is ``knha``), and
+    takes both intervals from Student's t with k − 1 degrees of freedom; the prediction
+    interval's spread is ``sqrt(τ² + se²)`` with that se, as metafor's ``predict`` has it.
+    """
+    if test not in META_TESTS:
+        raise ValueError(f"meta-analysis test {test!r} is not one of {list(META_TESTS)}")
     r, n = np.asarray(r, float), np.asarray(n, float)
     if len(r) < 2 or (n <= 3).any():
         raise ValueError("a meta-analysis needs two columns or more, each of 4 speakers or more")
     z, v = np.arctanh(r), 1 / (n - 3)
+    k = len(z)
     tau2 = reml_tau2(z, v)
     w = 1 / (v + tau2)
     mu, se = (w * z).sum() / w.sum(), 1 / np.sqrt(w.sum())
+    crit = special.ndtri(1 - (1 - level) / 2)
+    if test != "z":
+        scale = float((w * (z - mu) ** 2).sum() / (k - 1))
+        se *= np.sqrt(max(1.0, scale) if test == "knha_truncated" else scale)
+        crit = stats.t.ppf(1 - (1 - level) / 2, k - 1)
     fixed = 1 / v
     q = float((fixed * (z - (fixed * z).sum() / fixed.sum()) ** 2).sum())
-    typical = (len(z) - 1) * fixed.sum() / (fixed.sum() ** 2 - (fixed * fixed).sum())
-    crit = special.ndtri(1 - (1 - level) / 2)
+    typical = (k - 1) * fixed.sum() / (fixed.sum() ** 2 - (fixed * fixed).sum())
     spread = np.sqrt(tau2 + se * se)
     return MetaAnalysis(
-        k=len(z),
+        k=k,
         pooled_r=float(np.tanh(mu)),
         ci_low=float(np.tanh(mu - crit * se)),
         ci_high=float(np.tanh(mu + crit * se)),
@@ -478,6 +557,7 @@ def meta_analysis(r: Sequence[float], n: Sequence[int], level: float = 0.95) -> 
         q=q,
         pooled_z=float(mu),
         se_z=float(se),
+        test=test,
     )
 
 
