@@ -221,12 +221,17 @@ def test_tables_carry_the_status_and_differing_audio_is_refused(prepared) -> Non
 
 def test_shipped_config_plans_every_column_over_the_prepared_root(prepared) -> None:
     """`snakemake -n` with config/pathbench.yaml (fetching on, as shipped) and the prepared
-    root as datasets_root plans the 21 datasets; differing audio stops only the table job."""
+    root as datasets_root plans the 21 datasets once differing audio is accepted; without that,
+    the differing columns stop the plan, before any job."""
     _, out, _ = prepared
     workdir = copy_workflow(out.parent / "run")
-    run = snakemake(
-        workdir, "-n", "--configfile", "config/pathbench.yaml", "--config", f"datasets_root={out}"
-    )
+    arguments = ["-n", "--configfile", "config/pathbench.yaml", "--config", f"datasets_root={out}"]
+    refused = snakemake(workdir, *arguments, check=False)
+    assert refused.returncode != 0
+    said = refused.stdout + refused.stderr
+    assert "UASpeech Word MC" in said and "accept_audio_differences" in said, said[-3000:]
+    assert not (workdir / "results").exists()
+    run = snakemake(workdir, *arguments, "accept_audio_differences=true")
     planned = set(
         re.findall(
             r"rule validate_dataset:\n(?:    .*\n)*?    wildcards: dataset=(\w+)", run.stdout

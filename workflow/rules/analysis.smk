@@ -1,5 +1,6 @@
 from pathbench_flow.data.pathbench_corpora import CHECK_FILE
 from pathbench_flow.reporting.results_table import results_columns
+from pathbench_flow.stages.analysis import pathbench_audio
 
 # The results table orders the datasets outside PathBench's columns as the config lists them.
 TABLE_DATASETS = list(config["datasets"])
@@ -14,6 +15,24 @@ AUDIO_CHECK = (
     if config.get("datasets_root")
     else None
 )
+# Each dataset's test and reference directories, whose recordings the check covers.
+DATASET_DIRS = {
+    name: [
+        config["datasets"][name][key]
+        for key in ("path", "reference")
+        if key in config["datasets"][name]
+    ]
+    for name in TABLE_DATASETS
+}
+# A column whose audio differs from PathBench's stops the run here, before any job, rather than
+# at the results table at its end (the stage checks again, for a check rewritten meanwhile).
+if AUDIO_CHECK and Path(AUDIO_CHECK).is_file():
+    pathbench_audio(
+        results_columns(config["datasets"]),
+        AUDIO_CHECK,
+        DATASET_DIRS,
+        config["accept_audio_differences"],
+    )
 
 
 localrules:
@@ -334,14 +353,7 @@ rule results_table:
             for name in TABLE_DATASETS
         },
         audio_check=AUDIO_CHECK,
-        dataset_dirs={
-            name: [
-                config["datasets"][name][key]
-                for key in ("path", "reference")
-                if key in config["datasets"][name]
-            ]
-            for name in TABLE_DATASETS
-        },
+        dataset_dirs=DATASET_DIRS,
         accept_audio_differences=config["accept_audio_differences"],
         predictors=predictor_metadata(),
         version=VERSION,
