@@ -18,6 +18,23 @@ from pathbench_flow.reporting.plots import _figure, _label_width
 from pathbench_flow.reporting.results_table import require_file_names
 
 NO_R = "No measure has a correlation in any dataset (too few rated speakers with values)."
+META_TEST_NAMES = {
+    "knha_truncated": "Knapp-Hartung (scale ≥ 1)",
+    "knha": "Knapp-Hartung",
+    "z": "Wald",
+}
+"""How the figures name the meta-analysis's interval (``META_TESTS``)."""
+
+
+def _labels(summary: pd.DataFrame) -> dict[str, str]:
+    """Each metric's row name, marked where the summary flags it (its Avg undefined in too
+    many replicates), so no figure shows its results as if nothing happened."""
+    return {
+        row.metric: f"{row.row} (! no Avg in {row.undefined_share:.0%} of resamples)"
+        if row.flagged
+        else row.row
+        for row in summary.itertuples(index=False)
+    }
 
 
 def _nothing_to_show(path: str | Path, title: str, reason: str) -> None:
@@ -44,7 +61,8 @@ def plot_rank_distribution(summary: pd.DataFrame, path: str | Path) -> None:
     ranks = [c for c in summary.columns if c.startswith("p_rank_") and c != "p_rank_1"]
     columns = ["p_rank_1", *sorted(ranks, key=lambda c: int(c.rsplit("_", 1)[1]))]
     values = ordered[columns].to_numpy(dtype="float64")
-    labels = list(ordered["row"])
+    names = _labels(summary)
+    labels = [names[metric] for metric in ordered["metric"]]
     width = max(6.0, 2.0 + 0.45 * len(columns) + _label_width(labels))
     with _figure(path, (width, 2.0 + 0.35 * len(labels))) as (figure, axes):
         image = axes.imshow(values, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
@@ -62,10 +80,11 @@ def plot_rank_distribution(summary: pd.DataFrame, path: str | Path) -> None:
 def plot_pairwise(
     summary: pd.DataFrame, pairwise: pd.DataFrame, path: str | Path, alpha: float
 ) -> None:
-    """Matrix of Avg differences (row minus column), a star where Holm's p < ``alpha``."""
+    """Matrix of Avg differences (row minus column), a star where Holm's p < ``alpha``;
+    the text white on the dark end of the colour scale."""
     title = (
-        "Which measures really differ? Row's average correlation minus column's\n"
-        f"* = difference unlikely to be chance (Holm-adjusted p < {alpha}); "
+        "Which measures really differ?\nRow's average correlation minus column's\n"
+        f"* = unlikely to be chance (bootstrap p, Holm-adjusted, < {alpha})\n"
         "no star = cannot be told apart"
     )
     if len(summary) < 2:
@@ -73,7 +92,7 @@ def plot_pairwise(
         _nothing_to_show(path, title, reason)
         return
     ordered = list(summary.sort_values(["rank", "metric"], kind="mergesort")["metric"])
-    names = dict(zip(summary["metric"], summary["row"], strict=True))
+    names = _labels(summary)
     m = len(ordered)
     index = {metric: i for i, metric in enumerate(ordered)}
     difference = np.full((m, m), np.nan)
@@ -91,7 +110,10 @@ def plot_pairwise(
         for (i, j), value in np.ndenumerate(difference):
             if np.isfinite(value):
                 mark = "*" if different[i, j] else ""
-                axes.text(j, i, f"{value:+.2f}{mark}", ha="center", va="center", fontsize=7)
+                colour = "white" if abs(value) > 0.6 * limit else "black"
+                axes.text(
+                    j, i, f"{value:+.2f}{mark}", ha="center", va="center", fontsize=7, color=colour
+                )
         axes.set_xticks(np.arange(m), labels, rotation=45, ha="right")
         axes.set_yticks(np.arange(m), labels)
         figure.suptitle(title, fontsize=10)
@@ -101,9 +123,9 @@ def plot_pairwise(
 def plot_forests(
     meta: pd.DataFrame, inputs: pd.DataFrame, out_dir: str | Path, level: float
 ) -> list[Path]:
-    """One forest plot per metric with a pooled r: each corpus's r with its interval, the
-    pooled r with its interval and the prediction interval for a new corpus (all at
-    ``level``)."""
+    """One forest plot per metric with a pooled r: each corpus's r with its Fisher interval,
+    the pooled r with its interval (the meta-analysis's ``test``, named) and, as a wide pale
+    band, the prediction interval for a new corpus (all at ``level``), with a legend."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pooled = meta[meta["k"] >= 2]
@@ -113,10 +135,20 @@ def plot_forests(
         studies = inputs[inputs["metric"] == row.metric]
         labels = [f"{c} (n={n})" for c, n in zip(studies["column"], studies["n"], strict=True)]
         labels.append("pooled")
-        height = 2.8 + 0.35 * len(labels)
+        test = META_TEST_NAMES[row.test]
         path = out / f"{row.metric}.png"
-        with _figure(path, (7.0, height)) as (figure, axes):
+        with _figure(path, (7.5, 3.4 + 0.35 * len(labels))) as (figure, axes):
             y = np.arange(len(studies))[::-1] + 1
+            axes.axvline(0.0, color="grey", linewidth=0.8)
+            axes.fill_between(
+                [row.pi_low, row.pi_high],
+                -0.3,
+                0.3,
+                color="tab:orange",
+                alpha=0.35,
+                linewidth=0,
+                label=f"{level:.0%} prediction interval: a new corpus's r",
+            )
             axes.errorbar(
                 studies["r"],
                 y,
@@ -124,26 +156,29 @@ def plot_forests(
                 fmt="s",
                 color="black",
                 capsize=3,
+                label=f"corpus r, {level:.0%} CI (Fisher z)",
             )
-            axes.plot([row.pi_low, row.pi_high], [0, 0], color="tab:orange", linewidth=6)
             axes.errorbar(
                 [row.pooled_r],
                 [0],
                 xerr=[[row.pooled_r - row.ci_low], [row.ci_high - row.pooled_r]],
                 fmt="D",
                 color="tab:blue",
-                capsize=4,
+                capsize=5,
+                linewidth=2,
+                label=f"pooled r, {level:.0%} CI ({test})",
             )
-            axes.axvline(0.0, color="grey", linewidth=0.8)
-            axes.set_xlim(-1.0, 1.0)
+            axes.set_xlim(-1.08, 1.08)
+            axes.set_ylim(-0.8, len(studies) + 0.8)
             axes.set_yticks([*y, 0], labels)
             axes.set_xlabel("correlation with listeners' ratings (sign-aligned r)")
+            axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=1, fontsize=8)
             figure.suptitle(
                 f"Does {row.row} agree with listeners in every corpus?\n"
                 f"Pooled r {row.pooled_r:.2f} ({level:.0%} CI {row.ci_low:.2f} to "
-                f"{row.ci_high:.2f}); "
-                f"in a new corpus expect {row.pi_low:.2f} to {row.pi_high:.2f} (orange)\n"
-                f"I² = {row.i2:.0f}%: the share of the spread between corpora that is real",
+                f"{row.ci_high:.2f}; random effects, REML τ², {test})\n"
+                f"In a new corpus expect {row.pi_low:.2f} to {row.pi_high:.2f}; "
+                f"I² = {row.i2:.0f}%, the share of the spread between corpora that is real",
                 fontsize=9,
             )
         paths.append(path)
