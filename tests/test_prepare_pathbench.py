@@ -231,7 +231,7 @@ def test_shipped_config_plans_every_column_over_the_prepared_root(prepared) -> N
     said = refused.stdout + refused.stderr
     assert "UASpeech Word MC" in said and "accept_audio_differences" in said, said[-3000:]
     assert not (workdir / "results").exists()
-    run = snakemake(workdir, *arguments, "accept_audio_differences=true")
+    run = snakemake(workdir, *arguments, "accept_audio_differences=True")
     planned = set(
         re.findall(
             r"rule validate_dataset:\n(?:    .*\n)*?    wildcards: dataset=(\w+)", run.stdout
