@@ -67,7 +67,7 @@ def plot_rank_distribution(summary: pd.DataFrame, path: str | Path) -> None:
     with _figure(path, (width, 2.0 + 0.35 * len(labels))) as (figure, axes):
         image = axes.imshow(values, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
         for (i, j), value in np.ndenumerate(values):
-            if round(value * 100) >= 1:  # no "0%" cell
+            if np.isfinite(value) and round(value * 100) >= 1:  # no "0%" cell, none for no Avg
                 colour = "white" if value > 0.6 else "black"
                 axes.text(j, i, f"{value:.0%}", ha="center", va="center", fontsize=7, color=colour)
         axes.set_xticks(np.arange(len(columns)), [str(k + 1) for k in range(len(columns))])
