@@ -83,7 +83,9 @@ SPEAKERS_SCHEMA = pa.schema(
         ("ground_truth", pa.float64()),
     ]
 )
-"""``speakers.parquet``: one value per speaker and metric."""
+"""``speakers.parquet``: one value per speaker and metric; ``ground_truth`` is the speaker's
+rating on the intelligibility scale (``spk2score``, negated for a dataset with ``score_scale:
+severity``, :mod:`pathbench_flow.data.score_scale`)."""
 
 CORRELATION_STATISTICS = (
     "pearson_r",

@@ -11,4 +11,5 @@ aggregate_speakers(
     snakemake.output.table,
     snakemake.output.report,
     allowlist=snakemake.params.allowlist,
+    score_scale=snakemake.params.score_scale,
 )

@@ -9,4 +9,5 @@ align_correlations(
     snakemake.input.signs,
     snakemake.output.csv,
     snakemake.output.csv_html,
+    score_scale=snakemake.params.score_scale,
 )

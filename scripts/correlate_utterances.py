@@ -12,4 +12,5 @@ correlate_utterances(
     snakemake.output.csv,
     snakemake.output.csv_html,
     predictors=snakemake.params.predictors,
+    score_scale=snakemake.params.score_scale,
 )

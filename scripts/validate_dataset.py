@@ -1,4 +1,6 @@
+import json
 import sys
+from pathlib import Path
 
 # The job's stderr goes to its log; the findings of a failed validation must also reach the
 # user's terminal, so the original stream is kept for them.
@@ -21,12 +23,23 @@ try:
         n_shards=snakemake.params.n_shards,
         test_manifest=getattr(snakemake.input, "test_manifest", None),
         test_directory=getattr(snakemake.params, "test_directory", None),
+        score_scale=snakemake.params.score_scale,
         **snakemake.params.settings,
     )
 except DatasetError as failure:
     kept = failed_report_path(snakemake.output.report)
     print(f"{failure}\nAll findings: {kept}", file=console, flush=True)
     raise
+# How the ratings will be read, where a user whose scale is the other one will see it (a
+# reference set of controls rates nobody and says nothing).
+ratings = json.loads(Path(snakemake.output.report).read_text(encoding="utf-8"))["ratings"]
+if ratings["n_rated_speakers"]:
+    print(
+        f"dataset {dataset.path}: {ratings['n_rated_speakers']} rated speakers, "
+        f"{ratings['summary']}",
+        file=console,
+        flush=True,
+    )
 # Warnings do not stop the run, but a user must see them where they look: the console.
 warnings = [f for f in dataset.findings if f.severity == "warning"]
 if warnings:

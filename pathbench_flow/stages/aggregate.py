@@ -6,6 +6,11 @@ that metric, and how many such speakers each metric has is written to the report
 left for the correlation stage to discover. The report also applies the correlation stage's
 common-speaker-set rule (:func:`pathbench_flow.stats.correlation.speaker_sets`) and names, per
 metric, every speaker that will leave its correlation and the metric that removes it.
+
+Here the manifest's ratings become the correlations' ground truth, on the intelligibility
+scale (:mod:`pathbench_flow.data.score_scale`): a severity-rated dataset's ratings are negated
+once, in this cheap stage rather than in validation, so that setting ``score_scale`` reruns
+no scoring job.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from pathbench_flow.data.manifest import in_utterance_order, load_manifest
+from pathbench_flow.data.score_scale import DEFAULT_SCALE, as_intelligibility, ground_truth_name
 from pathbench_flow.io import read_parquet, write_json, write_parquet
 from pathbench_flow.schemas import SPEAKERS_SCHEMA
 from pathbench_flow.stats.correlation import DEFAULT_ALLOWLIST, speaker_sets
@@ -38,16 +44,20 @@ def aggregate_speakers(
     output_path: str | Path,
     report_path: str | Path,
     allowlist: Collection[str] = DEFAULT_ALLOWLIST,
+    score_scale: str = DEFAULT_SCALE,
 ) -> pd.DataFrame:
     """Write the long speaker table (one row per speaker and metric) and its report.
 
     ``allowlist`` must be the correlation stage's (``correlation.allowlist``), so that the
-    report's common speaker set is the one the correlations use.
+    report's common speaker set is the one the correlations use. ``score_scale`` is the
+    dataset's (``datasets.<name>.score_scale``): the table's ``ground_truth`` is the rating
+    on the intelligibility scale, which the report names.
     """
     manifest = load_manifest(manifest_path)
     per_speaker = manifest.groupby("speaker_id", sort=True).agg(
         n_utterances=("utt_id", "size"), ground_truth=("score", "first")
     )
+    per_speaker["ground_truth"] = as_intelligibility(per_speaker["ground_truth"], score_scale)
     utterances = read_tables(utterance_score_paths)
     parts = []
     if not utterances.empty:
@@ -72,7 +82,9 @@ def aggregate_speakers(
     table = _complete(table, per_speaker.index)
     table = table.join(per_speaker, on="speaker_id")
     write_parquet(table, output_path, SPEAKERS_SCHEMA, ["metric", "speaker_id"])
-    write_json(_report(table, per_speaker["ground_truth"], allowlist), report_path)
+    report = _report(table, per_speaker["ground_truth"], allowlist)
+    ratings = {"score_scale": score_scale, "ground_truth": ground_truth_name(score_scale)}
+    write_json(ratings | report, report_path)
     return table
 
 

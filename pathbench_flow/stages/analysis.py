@@ -17,6 +17,7 @@ import pandas as pd
 from pathbench_flow import registry
 from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.data.pathbench_corpora import audio_statuses, refuse_differing_audio
+from pathbench_flow.data.score_scale import DEFAULT_SCALE, as_intelligibility, ground_truth_name
 from pathbench_flow.io import read_parquet, write_text
 from pathbench_flow.reporting.html_table import write_html_tables
 from pathbench_flow.reporting.published_results import (
@@ -46,7 +47,8 @@ from pathbench_flow.stats.correlation import (
 
 
 def ground_truth_of(speakers: pd.DataFrame) -> pd.Series:
-    """speaker_id → spk2score value (NaN for N/A), from the speakers table."""
+    """speaker_id → rating on the intelligibility scale (NaN for N/A), from the speakers
+    table, where aggregation put it (negated for a severity-rated dataset)."""
     first = speakers.drop_duplicates("speaker_id").set_index("speaker_id")
     return first["ground_truth"].astype(float)
 
@@ -105,11 +107,14 @@ def align_correlations(
     signs_path: str | Path,
     csv_path: str | Path,
     page_path: str | Path,
+    score_scale: str = DEFAULT_SCALE,
 ) -> pd.DataFrame:
     """One dataset's correlations as readers see them: raw r labelled raw beside r_aligned,
     with the sign and rule of the results table (:func:`sign_aligned`); the CSV also as the
-    page the report shows (``page_path``)."""
+    page the report shows (``page_path``). Its last column, ``ground_truth``, names what
+    every r is against for the dataset's ``score_scale`` (``-spk2score`` for severity)."""
     table = sign_aligned(read_parquet(correlations_path), read_signs(signs_path))
+    table["ground_truth"] = ground_truth_name(score_scale)
     _write_csv(table, csv_path)
     write_html_tables({csv_path: page_path})
     return table
@@ -128,12 +133,15 @@ def correlate_utterances(
     csv_path: str | Path,
     page_path: str | Path,
     predictors: Mapping[str, Mapping[str, Any]] | None = None,
+    score_scale: str = DEFAULT_SCALE,
 ) -> pd.DataFrame:
     """Utterance-level correlations of a dataset that ships ``utt2score``, as CSV and as the
     page the report shows (``page_path``). ``predictors`` as
     for :func:`metric_metadata`: a predictor given per utterance has a row here too), each
     metric aligned with the sign the speaker-level results table gives it (``signs_path``,
     :func:`sign_aligned`), so a metric never changes sign between the two levels.
+    ``utt2score`` is on the dataset's ``score_scale``, as its ``spk2score``: negated for
+    severity, and the CSV's ``ground_truth`` column says so (:func:`align_correlations`).
 
     Validation does not read ``utt2score``, so it is read here, line by line as
     ``spk2score`` is (:func:`pathbench_flow.stats.correlation.read_utt2score`). The
@@ -143,7 +151,7 @@ def correlate_utterances(
     in PathBench's ``evaluate_utt2score.py``.
     """
     utterances = load_manifest(manifest_path)["utt_id"]
-    ratings = read_utt2score(utt2score_path)
+    ratings = as_intelligibility(read_utt2score(utt2score_path), score_scale)
     outside = sorted(set(ratings.index) - set(utterances))
     truth = ratings.reindex(pd.Index(utterances, dtype=object, name="utt_id"))
     shown = ", ".join(outside[:10]) + (" …" if len(outside) > 10 else "")
@@ -156,6 +164,7 @@ def correlate_utterances(
     scores = read_tables(score_paths)
     metadata = metric_metadata(scores, predictors) if len(scores) else pd.DataFrame()
     table = sign_aligned(utterance_correlations(scores, truth, metadata), read_signs(signs_path))
+    table["ground_truth"] = ground_truth_name(score_scale, "utt2score")
     _write_csv(table, csv_path)
     write_html_tables({csv_path: page_path})
     return table

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from pathbench_flow.data.dataset import Dataset
 from pathbench_flow.data.manifest import assign_shards, load_manifest
 from pathbench_flow.data.overlap import (
@@ -18,6 +20,7 @@ from pathbench_flow.data.overlap import (
     shared_speakers,
     shared_utterance_ids,
 )
+from pathbench_flow.data.score_scale import DEFAULT_SCALE, describe, ground_truth_name
 from pathbench_flow.data.validation import MAX_UTTERANCE_S, DatasetError
 from pathbench_flow.io import write_json, write_parquet
 from pathbench_flow.schemas import MANIFEST_SCHEMA
@@ -45,8 +48,14 @@ def validate_dataset(
     max_utterance_s: float = MAX_UTTERANCE_S,
     test_manifest: str | Path | None = None,
     test_directory: str | Path | None = None,
+    score_scale: str = DEFAULT_SCALE,
 ) -> Dataset:
     """Validate ``dataset_dir`` and write its manifest and report.
+
+    The manifest keeps ``spk2score`` as written; ``score_scale`` (the dataset's
+    ``datasets.<name>.score_scale``) is only echoed, in the report's ``ratings``
+    (:func:`ratings_summary`), so a user sees how the ratings will be read before any
+    correlation. Aggregation applies it, so changing it reruns no scoring.
 
     With ``test_manifest`` and ``test_directory`` the dataset is the reference set of that
     test dataset, and sharing recordings with it is an error (see
@@ -82,12 +91,23 @@ def validate_dataset(
     frame = dataset.to_frame()
     frame["shard"] = assign_shards(frame["utt_id"].tolist(), frame["text_clean"].tolist(), n_shards)
     write_parquet(frame, manifest_path, MANIFEST_SCHEMA, sort_by=["utt_id"], settings=settings)
-    write_json(
-        _report(dataset_dir, dataset.findings, dataset.dropped, len(frame), settings, "ok"),
-        report_path,
-    )
+    report = _report(dataset_dir, dataset.findings, dataset.dropped, len(frame), settings, "ok")
+    write_json(report | {"ratings": ratings_summary(frame, score_scale)}, report_path)
     failed_path.unlink(missing_ok=True)
     return dataset
+
+
+def ratings_summary(manifest: pd.DataFrame, score_scale: str) -> dict[str, Any]:
+    """How the manifest's ratings will be read: the scale, how many speakers are rated, their
+    range as written, what the correlations are against, and that as a sentence."""
+    ratings = manifest.groupby("speaker_id")["score"].first().dropna()
+    return {
+        "score_scale": score_scale,
+        "n_rated_speakers": len(ratings),
+        "range": [float(ratings.min()), float(ratings.max())] if len(ratings) else [],
+        "ground_truth": ground_truth_name(score_scale),
+        "summary": describe(score_scale),
+    }
 
 
 def _check_against_test_set(

@@ -1,4 +1,5 @@
 from pathbench_flow.data.pathbench_corpora import CHECK_FILE
+from pathbench_flow.data.score_scale import score_scale_of
 from pathbench_flow.reporting.results_table import results_columns
 from pathbench_flow.stages.analysis import pathbench_audio
 
@@ -64,6 +65,8 @@ rule aggregate_speakers:
         **RESOURCES["aggregate_speakers"],
     params:
         allowlist=config["correlation"]["allowlist"],
+        # Where the ratings become the ground truth: negated for a severity scale.
+        score_scale=lambda wc: score_scale_of(config, wc.dataset),
         version=VERSION,
     script:
         "../../scripts/aggregate_speakers.py"
@@ -112,6 +115,7 @@ rule align_correlations:
     resources:
         **RESOURCES["align_correlations"],
     params:
+        score_scale=lambda wc: score_scale_of(config, wc.dataset),
         version=VERSION,
     script:
         "../../scripts/align_correlations.py"
@@ -144,6 +148,7 @@ rule correlate_utterances:
         **RESOURCES["correlate"],
     params:
         predictors=lambda wc: predictor_metadata(wc.dataset),
+        score_scale=lambda wc: score_scale_of(config, wc.dataset),
         version=VERSION,
     script:
         "../../scripts/correlate_utterances.py"

@@ -1,3 +1,6 @@
+from pathbench_flow.data.score_scale import score_scale_of
+
+
 rule validate_dataset:
     input:
         kaldi_inputs,
@@ -15,6 +18,8 @@ rule validate_dataset:
         directory=lambda wc: str(dataset_dir(wc.dataset)),
         n_shards=lambda wc: n_shards(wc.dataset),
         settings=config["validation"],
+        # Echoed in the report and on the console only; aggregation applies it.
+        score_scale=lambda wc: score_scale_of(config, wc.dataset),
         version=VERSION,
     script:
         "../../scripts/validate_dataset.py"
