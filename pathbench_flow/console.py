@@ -24,6 +24,7 @@ import logging
 import re
 import shlex
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -361,4 +362,26 @@ def closing_lines(
         ),
         "  report.html: the tables, plots and captions in one page, made by",
         fit(f"    {shlex.join(report)}"),
+        *stage_warnings(),
     ]
+
+
+UNCERTAINTY_WARNINGS = Path("results/uncertainty/warnings.txt")
+"""The uncertainty stage's warnings (a measure flagged, datasets sharing speakers)."""
+WARNING_WIDTH = 100
+
+
+def stage_warnings() -> list[str]:
+    """The uncertainty stage's warnings, wrapped, for the end of the run: they change how its
+    intervals read, and a job's log is not where a reader looks."""
+    warnings = (
+        UNCERTAINTY_WARNINGS.read_text().splitlines() if UNCERTAINTY_WARNINGS.exists() else []
+    )
+    if not warnings:
+        return []
+    lines = [f"Warnings ({UNCERTAINTY_WARNINGS}):"]
+    for warning in warnings:
+        lines += textwrap.wrap(
+            warning, WARNING_WIDTH, initial_indent="  ", subsequent_indent="    "
+        )
+    return lines

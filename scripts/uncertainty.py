@@ -11,7 +11,7 @@ uncertainty(
     dict(zip(datasets, snakemake.input.correlations, strict=True)),
     dict(zip(datasets, snakemake.input.speakers, strict=True)),
     snakemake.params.dataset_settings,
-    {key: output[key] for key in (*tables, "ranks", "matrix", "forest")},
+    {key: output[key] for key in (*tables, "ranks", "matrix", "forest", "warnings")},
     {output[key]: output[f"{key}_html"] for key in tables},
     allowlist=snakemake.params.allowlist,
     settings=snakemake.params.settings,

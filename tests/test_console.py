@@ -229,6 +229,15 @@ def test_the_closing_lines_name_the_results_and_the_report_command_of_this_confi
     assert "results/<dataset>/correlations.csv (datasets: a, b)" in two[2]
     assert two[-1].strip() == "snakemake --report report.html"
     assert max(len(line) for line in lines + two) <= MAX_LINE
+    # The uncertainty stage's warnings come last, wrapped.
+    Path("results/uncertainty").mkdir()
+    Path("results/uncertainty/warnings.txt").write_text(f"warning: {'wada_snr flagged ' * 20}\n")
+    warned = closing_lines(["demo"], [], [])
+    at = warned.index("Warnings (results/uncertainty/warnings.txt):")
+    wrapped = warned[at + 1 :]
+    assert wrapped[0].startswith("  warning: ") and wrapped[1].startswith("    wada_snr")
+    assert " ".join(wrapped).split() == ["warning:", *("wada_snr flagged " * 20).split()]
+    assert max(map(len, wrapped)) <= 100
 
 
 def test_a_job_failing_on_its_own_during_an_interrupt_stays_an_error():

@@ -308,7 +308,9 @@ def uncertainty(
     ``method``, ``meta_test``, ``meta_analysis``); the signs are the results table's (the
     same :func:`aligned_r` of the same correlations), so the intervals are of its cells.
     Warnings (datasets that seem to share speakers across corpora, metrics flagged for an Avg
-    undefined in too many replicates) go to standard error, the job's log.
+    undefined in too many replicates, too few replicates for Holm) go to the job's log and to
+    ``outputs["warnings"]``, one per line, which the console repeats at the end of the run:
+    a warning only in a log is a warning nobody reads.
     """
     from pathbench_flow.reporting.uncertainty_plots import (  # matplotlib: this stage only
         plot_forests,
@@ -322,28 +324,28 @@ def uncertainty(
     aligned = aligned_r(correlations, columns, declared)
     speakers = {name: read_parquet(p) for name, p in speaker_paths.items()}
     rated = {name: rated_speakers(table) for name, table in speakers.items()}
-    for warning in shared_speaker_warnings(aligned.columns, rated):
-        print(warning, file=sys.stderr)
+    warnings = shared_speaker_warnings(aligned.columns, rated)
     design = build_design(aligned, speakers, allowlist)
     level = float(settings["level"])
     result = bootstrap_averages(
         design, int(settings["n_boot"]), int(settings["seed"]), level, str(settings["method"])
     )
     summary = summary_table(result, design, aligned.rows.set_index("metric")["category"])
-    for note in summary.loc[summary["flagged"], "note"]:
-        print(f"warning: {note}", file=sys.stderr)
+    warnings += [f"warning: {note}" for note in summary.loc[summary["flagged"], "note"]]
     pairwise = pairwise_table(result)
     pairwise.insert(2, "different", pairwise["p_holm"] < ALPHA)
     pairwise["interval"] = interval_name(result)
     smallest = 2 / (result.replicates.shape[1] + 1)
     if len(pairwise) and len(pairwise) * smallest >= ALPHA:
-        print(
+        warnings.append(
             f"warning: with {result.replicates.shape[1]} replicates a pair's smallest p is "
             f"{smallest:.2g}, and Holm over {len(pairwise)} pairs multiplies it by "
             f"{len(pairwise)}: no pair can be called different; raise uncertainty.n_boot "
-            f"above {int(2 * len(pairwise) / ALPHA)}",
-            file=sys.stderr,
+            f"above {int(2 * len(pairwise) / ALPHA)}"
         )
+    for warning in warnings:
+        print(warning, file=sys.stderr)
+    write_text("".join(f"{warning}\n" for warning in warnings), outputs["warnings"])
     chosen = meta_columns(aligned, correlations, settings["meta_analysis"])
     meta, inputs = meta_table(aligned, correlations, chosen, level, str(settings["meta_test"]))
     names = {m: row_name(m) for m in result.metrics}

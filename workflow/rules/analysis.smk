@@ -266,6 +266,8 @@ rule uncertainty:
             subcategory="forest plots",
             labels={"figure": "forest plot", "metric": "{metric}"},
         ),
+        # the stage's warnings, which the console repeats when the run ends
+        warnings="results/uncertainty/warnings.txt",
     log:
         "logs/uncertainty.log",
     conda:
