@@ -13,8 +13,10 @@ the results' Parquet, CSV and JSON files must be byte-identical for the same inp
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pathbench_flow.io import write_json
 
@@ -26,10 +28,15 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
-def record_start(version: str, path: Path = RUN_RECORD) -> None:
+def record_start(
+    version: str, path: Path = RUN_RECORD, identity: Mapping[str, Any] | None = None
+) -> None:
     """A run starts its jobs: its start, and no end until :func:`record_finish`, so that a run
-    that fails leaves a record saying it did not finish, not the previous run's times."""
-    write_json({"version": version, "started": _now().isoformat(), "finished": None}, path)
+    that fails leaves a record saying it did not finish, not the previous run's times.
+    ``identity`` says which configuration's run it is (pathbench_flow.results_run), so that a
+    report of results moved back in from elsewhere gives no other run's times."""
+    record = {"version": version, "started": _now().isoformat(), "finished": None}
+    write_json(record | ({"identity": dict(identity)} if identity else {}), path)
 
 
 def record_finish(path: Path = RUN_RECORD) -> None:
@@ -53,14 +60,20 @@ def duration(seconds: int) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
-def run_summary(path: Path = RUN_RECORD) -> str:
-    """One sentence on the last run that ran jobs, or why there is none to tell."""
+def run_summary(path: Path = RUN_RECORD, identity: Mapping[str, Any] | None = None) -> str:
+    """One sentence on the last run that ran jobs, or why there is none to tell: also when
+    that run was of another configuration than ``identity``, the results' run."""
     if not path.exists():
         return (
             f"No run record ({path}): the results were computed by a run that did not write "
             "one (an older pathbench-flow, or a run with --no-hooks)."
         )
     record = json.loads(path.read_text(encoding="utf-8"))
+    if identity is not None and record.get("identity", identity) != identity:
+        return (
+            f"Not known: the last run recorded ({path}) was of another configuration than "
+            "the one whose results these are."
+        )
     started = record["started"].replace("T", " ").replace("+00:00", " UTC")
     if record["finished"] is None:
         return (

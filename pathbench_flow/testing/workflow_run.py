@@ -13,6 +13,7 @@ from typing import IO
 
 import yaml
 
+from pathbench_flow.results_run import RESULTS_RECORD
 from pathbench_flow.testing import REPO
 
 WORKFLOW_FILES = ("Snakefile", "workflow", "scripts", "profiles", "config")
@@ -94,9 +95,12 @@ def full_log(workdir: Path) -> str:
 
 
 def output_files(workdir: Path) -> dict[str, bytes]:
-    """Every Parquet, CSV and JSON result, by path relative to ``workdir``."""
+    """Every Parquet, CSV and JSON result, by path relative to ``workdir``; not the record of
+    which run made them (results/run.json), which names the config files as the run was
+    given them and stays in the working directory when the results go to a storage provider."""
     return {
         str(path.relative_to(workdir)): path.read_bytes()
         for pattern in ("*.parquet", "*.csv", "*.json")
         for path in sorted((workdir / "results").rglob(pattern))
+        if path.relative_to(workdir) != RESULTS_RECORD
     }

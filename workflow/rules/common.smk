@@ -3,7 +3,7 @@ from dataclasses import asdict
 from functools import cache
 from pathlib import Path
 
-from pathbench_flow import registry
+from pathbench_flow import registry, results_run
 from pathbench_flow.categories import AUDIO, CATEGORIES
 from pathbench_flow.data.manifest import shard_count
 from pathbench_flow.fetching.plan import TRIMMING
@@ -65,6 +65,15 @@ SPEAKER_EVALUATORS = [n for n in EVALUATORS if EVALUATOR_INFO[n].level == "speak
 REFERENCE_TYPES = list(config["reference_types"])
 VARIANTS = list(config["variants"])
 NEEDS_TRIM = "fa" in VARIANTS
+# results/ holds one configuration's run at a time: in the main process, a real run or a report
+# of another configuration stops before any job while that run's results are there, unless
+# `replace_results` (pathbench_flow/results_run.py). The config files are those read so far:
+# the ones given, or the Snakefile's default; a storage run's shipped facts come later.
+RUN = results_run.RunRecord.of(
+    workflow.configfiles, workflow.config_settings.config_args, config, is_generated
+)
+if workflow.is_main_process:
+    results_run.install(workflow, RUN, replace=config.get("replace_results", False))
 
 
 def _alternatives(names):
