@@ -10,8 +10,10 @@ report of another configuration while that one's results are there. The message 
 runs and the commands that keep both or replace them (config ``replace_results``).
 
 A run is known by its config files and its datasets' directories (:meth:`RunRecord.identity`):
-editing the config file it was run with (an evaluator added, an option changed) is the same run
-going on, which recomputes what changed as before. The record holds no time, so it is as
+editing the config file it was run with (an evaluator added, an option changed, a dataset added
+or dropped while others stay) is the same run going on (:func:`continues`), which recomputes
+what changed as before; other config files, or a dataset list with none of the earlier
+datasets left, are another configuration. The record holds no time, so it is as
 byte-identical as every other result; the run's times are in ``logs/run.json``
 (:mod:`pathbench_flow.reporting.run_record`).
 """
@@ -184,6 +186,15 @@ def differences(earlier: RunRecord, current: RunRecord) -> list[str]:
     return found
 
 
+def continues(earlier: RunRecord, current: RunRecord) -> bool:
+    """Whether ``current`` is ``earlier`` going on: the same config files, and at least one
+    dataset of the earlier run still there at the same directory. A user who adds a corpus to
+    the config they ran is extending that run (its tables gain a column); one whose config
+    keeps none of the earlier datasets is running another study."""
+    kept = {name for name, path in current.datasets.items() if earlier.datasets.get(name) == path}
+    return earlier.configfiles == current.configfiles and bool(kept)
+
+
 def check_run(
     current: RunRecord,
     replace: bool,
@@ -197,7 +208,7 @@ def check_run(
     the message gives."""
     earlier = read_record(record)
     present = [path for path in headline if path.exists()]
-    if earlier and earlier.identity != current.identity and present and not replace:
+    if earlier and not continues(earlier, current) and present and not replace:
         keep = [
             f"    mv results results-{earlier.label()}   (then run this command again)",
             "    or run it in a working directory of its own: "

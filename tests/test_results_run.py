@@ -114,6 +114,16 @@ def test_the_same_configuration_edited_goes_on(workdir):
     assert read_record().evaluators == ("cpp", "nad", "wpm")
 
 
+def test_a_dataset_added_to_the_same_config_goes_on_but_none_kept_is_another_study(workdir):
+    """Adding a corpus to the config that was run extends that run; the same config file
+    rewritten to hold none of the earlier datasets is another configuration."""
+    with pytest.raises(ResultsOfAnotherRun, match="datasets removed: demo"):
+        check_run(record(DEMO | MINE, cwd=workdir), replace=False, argv=["snakemake"])
+    extended = DEMO | {"datasets": {**DEMO["datasets"], **MINE["datasets"]}}
+    check_run(record(extended, cwd=workdir), replace=False, argv=["snakemake"])
+    assert set(read_record().datasets) == {"demo", "mine"}
+
+
 def test_no_headline_output_means_nothing_to_replace(workdir):
     Path("results/results_table.csv").unlink()
     check_run(record(MINE, cwd=workdir), replace=False, argv=["snakemake"])
