@@ -56,7 +56,7 @@ def test_a_misspelt_top_level_key_is_named_with_its_line_and_the_nearest_key(tmp
             "datasets:\n  mine:\n    path: data/mine\n",
             "    refrence: data/ctl\n",
             "datasets.mine.refrence (LOCATION, line 4): unknown key; did you mean `reference`? "
-            "allowed here: path, reference, trim_backend, corpus, task, condition",
+            "allowed here: path, reference, trim_backend, corpus, task, condition, score_scale",
         ),
         (
             "datasets:\n  mine:\n    path: data/mine\nopenset:\n  enabled: true\n",
