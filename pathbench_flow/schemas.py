@@ -97,6 +97,7 @@ CORRELATION_STATISTICS = (
     "aligned_r",
     "aligned_ci_low",
     "aligned_ci_high",
+    "ci_undefined_share",
 )
 """The float columns of a correlation row, NaN together when a metric is not correlated."""
 CORRELATION_SCHEMA = pa.schema(
@@ -108,6 +109,8 @@ CORRELATION_SCHEMA = pa.schema(
         ("n_no_value", pa.int64()),
         ("n_excluded", pa.int64()),
         *[(name, pa.float64()) for name in CORRELATION_STATISTICS],
+        ("ci_flagged", pa.bool_()),
+        ("interval", pa.string()),
         ("reason", pa.string()),
         ("excluded_speakers", pa.string()),
     ]

@@ -26,6 +26,7 @@ from pathbench_flow.stats.correlation import (
     utterance_correlations,
     write_correlations,
 )
+from pathbench_flow.stats.resampled_r import MIN_SPEAKERS, UNDEFINED_LIMIT
 from pathbench_flow.testing import FIXTURES
 
 SPEAKERS = [f"S{i:02d}" for i in range(1, 11)]
@@ -107,21 +108,31 @@ def test_vectorised_bootstrap_equals_a_resample_by_resample_loop() -> None:
     rng = np.random.Generator(np.random.PCG64(11))
     rs = [np.corrcoef(x[i], y[i])[0, 1] for i in rng.integers(0, len(x), size=(300, len(x)))]
     expected = np.percentile(rs, [2.5, 97.5])
-    assert bootstrap_pearson_ci(x, y, n_boot=300, seed=11) == pytest.approx(expected, abs=1e-12)
+    interval = bootstrap_pearson_ci(x, y, n_boot=300, seed=11)
+    assert interval[:2] == pytest.approx(expected, abs=1e-12)
 
 
-def test_degenerate_resamples_are_dropped_not_counted_as_perfect() -> None:
-    # Few speakers and tied values: many resamples have a constant side and so no r. Centring
-    # such a row of 0.1s leaves rounding noise that would pass for r = +-1 if not dropped.
+def test_resamples_without_r_are_dropped_counted_and_flag_the_interval() -> None:
+    # Few speakers and tied values: many resamples have a constant side, or two distinct
+    # speakers (|r| = 1 by construction), and so no r, as in the uncertainty stage. Centring a
+    # row of 0.1s leaves rounding noise that would pass for r = +-1 if not dropped.
     x, y = np.array([0.1, 0.1, 0.1, 0.3]), np.array([1.0, 2.0, 3.0, 4.0])
     rng = np.random.Generator(np.random.PCG64(1))
-    rs = [
-        np.corrcoef(x[i], y[i])[0, 1]
-        for i in rng.integers(0, len(x), size=(500, len(x)))
-        if np.ptp(x[i]) > 0 and np.ptp(y[i]) > 0
+    draws = rng.integers(0, len(x), size=(500, len(x)))
+    defined = [
+        i for i in draws if np.ptp(x[i]) > 0 and np.ptp(y[i]) > 0 and len(set(i)) >= MIN_SPEAKERS
     ]
-    expected = np.percentile(rs, [2.5, 97.5])
-    assert bootstrap_pearson_ci(x, y, n_boot=500, seed=1) == pytest.approx(expected, abs=1e-12)
+    expected = np.percentile([np.corrcoef(x[i], y[i])[0, 1] for i in defined], [2.5, 97.5])
+    interval = bootstrap_pearson_ci(x, y, n_boot=500, seed=1)
+    assert interval[:2] == pytest.approx(expected, abs=1e-12)
+    assert interval.undefined_share == 1 - len(defined) / 500
+    assert interval.flagged and interval.undefined_share > UNDEFINED_LIMIT
+    ids = pd.Index(list("abcd"), dtype=object)
+    row = correlate_predictions(pd.Series(x, ids), pd.Series(y, ids), n_boot=500, seed=1)
+    assert (row.ci_undefined_share, row.ci_flagged) == (interval.undefined_share, True)
+    assert row.interval == (
+        "percentile bootstrap over speakers, 95 %, 500 resamples where r is defined"
+    )
 
 
 def test_speakers_without_ground_truth_are_excluded() -> None:

@@ -11,7 +11,9 @@ from PIL import Image
 
 from pathbench_flow.reporting.plots import (
     DPI,
+    FLAGGED_MARK,
     SCATTER_SIZE,
+    interval_notes,
     plot_aligned_bars,
     plot_metric_scatters,
     plot_results_heatmap,
@@ -181,3 +183,19 @@ def test_figures_show_the_tables_sign_and_say_where_it_flips_raw_r(
     }
     labels = plot_results_heatmap(table.reset_index(), tmp_path / "heat.png")
     assert labels == bars["label"].tolist()
+
+
+def test_bars_mark_a_flagged_interval_and_name_the_interval(
+    tmp_path: Path, correlations: pd.DataFrame
+) -> None:
+    """A metric whose r was undefined in too many resamples is marked; the legend's key
+    names the table's interval and what the mark means."""
+    flagged = correlations.assign(ci_flagged=correlations["metric"] == "cpp")
+    bars = plot_aligned_bars(flagged, tmp_path / "bars.png", "A").set_index("metric")
+    assert bars.at["cpp", "label"] == f"cpp {FLAGGED_MARK}"
+    assert FLAGGED_MARK not in bars.at["per", "label"]
+    notes = interval_notes(flagged)
+    assert notes.startswith(
+        "Whiskers: percentile bootstrap over speakers, 95 %, 200 resamples where r is defined."
+    )
+    assert f"{FLAGGED_MARK}: r undefined in more than 5 % of the resamples" in notes

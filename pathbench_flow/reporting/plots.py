@@ -34,6 +34,7 @@ from pathbench_flow.reporting.results_table import (
     sort_by_category,
 )
 from pathbench_flow.stats.correlation import DEFAULT_ALLOWLIST, analysis_speakers
+from pathbench_flow.stats.resampled_r import UNDEFINED_LIMIT
 
 DPI = 100
 SCATTER_SIZE = (5.0, 4.0)
@@ -158,22 +159,47 @@ def _print_reason(axes: Axes, reason: str) -> None:
     )
 
 
+FLAGGED_MARK = "‡"
+"""The mark on a bar whose interval is flagged (r undefined in too many resamples)."""
+
+
+def interval_notes(rows: pd.DataFrame) -> str:
+    """The key to a bar chart's whiskers: which interval they are (the table's ``interval``
+    column) and what the flag mark means."""
+    names = sorted(set(rows["interval"]) - {""})
+    note = f"Whiskers: {'; '.join(names) or 'no interval'}."
+    if rows["ci_flagged"].any():
+        note += (
+            f" {FLAGGED_MARK}: r undefined in more than {100 * UNDEFINED_LIMIT:g} % of the "
+            "resamples; its interval describes only those in which it varies."
+        )
+    return note
+
+
 def plot_aligned_bars(correlations: pd.DataFrame, path: str | Path, title: str) -> pd.DataFrame:
-    """Bar chart of one dataset's sign-aligned r per metric with its bootstrap CI.
+    """Bar chart of one dataset's sign-aligned r per metric with its bootstrap interval.
 
     ``correlations`` is a :func:`~pathbench_flow.reporting.results_table.sign_aligned`
     table, so each bar is the value of ``results_table.csv``. Bars are coloured by category
     and ordered as in the results table, labelled with the table's names and marked where
-    the raw r was flipped; a metric without a correlation keeps its row, labelled "n/a", so a
-    missing bar is never mistaken for r = 0. Returns what was drawn, top to bottom: each
-    bar's ``metric``, ``label`` and value (``r_aligned``).
+    the raw r was flipped or the interval is flagged (``ci_flagged``); a metric without a
+    correlation keeps its row, labelled "n/a", so a missing bar is never mistaken for r = 0.
+    The legend names the interval (the table's ``interval``). Returns what was drawn, top to
+    bottom: each bar's ``metric``, ``label`` and value (``r_aligned``).
     """
     rows = sort_by_category(correlations)
     positions = np.arange(len(rows))[::-1]
     aligned = rows["r_aligned"].to_numpy(dtype="float64")
     low = rows["ci_low_aligned"].to_numpy(dtype="float64")
     high = rows["ci_high_aligned"].to_numpy(dtype="float64")
-    labels = list(map(_signed_label, rows["metric"], rows["sign"], rows["sign_rule"]))
+    labels = [
+        label + (f" {FLAGGED_MARK}" if flagged else "")
+        for label, flagged in zip(
+            map(_signed_label, rows["metric"], rows["sign"], rows["sign_rule"]),
+            rows["ci_flagged"],
+            strict=True,
+        )
+    ]
     width = 4.0 + _label_width(labels)
     with _figure(path, (width, 2.2 + 0.35 * len(rows))) as (figure, axes):
         axes.barh(
@@ -192,8 +218,10 @@ def plot_aligned_bars(correlations: pd.DataFrame, path: str | Path, title: str) 
             loc="outside lower center",
             ncols=2,
             fontsize=8,
-            # The key to the labels' marks, above the colours' key, wrapped to the figure.
-            title=_wrapped(_sign_notes(rows["metric"], rows["sign_rule"]), width),
+            # The key to the whiskers and marks, above the colours' key, wrapped to the figure.
+            title=_wrapped(
+                f"{interval_notes(rows)} {_sign_notes(rows['metric'], rows['sign_rule'])}", width
+            ),
             title_fontsize=8,
         )
         for position, value in zip(positions, aligned, strict=True):
@@ -201,7 +229,7 @@ def plot_aligned_bars(correlations: pd.DataFrame, path: str | Path, title: str) 
                 axes.text(0.02, position, "n/a", va="center")
         axes.axvline(0.0, color="black", linewidth=0.8)
         axes.set_yticks(positions, labels)
-        axes.set(xlim=(-1.0, 1.0), xlabel="sign-aligned Pearson r (95% CI)")
+        axes.set(xlim=(-1.0, 1.0), xlabel="sign-aligned Pearson r (whiskers: legend)")
         figure.suptitle(title)
     return pd.DataFrame({"metric": rows["metric"], "label": labels, "r_aligned": aligned})
 

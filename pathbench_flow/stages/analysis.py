@@ -225,7 +225,7 @@ def plot_dataset(
     *,
     allowlist: Collection[str],
 ) -> pd.DataFrame:
-    """Per-metric scatter plots and the bar chart of sign-aligned r with bootstrap CIs, with
+    """Per-metric scatter plots and the bar chart of sign-aligned r with its named interval, with
     the results table's signs (``signs_path``); returns the bars as drawn (metric, label,
     ``r_aligned``).
 
@@ -245,7 +245,7 @@ def plot_dataset(
         allowlist=tuple(allowlist),
         reasons=metric_reasons(correlations, aggregation),
     )
-    return plot_aligned_bars(correlations, bars_path, f"{dataset}: sign-aligned Pearson r (95% CI)")
+    return plot_aligned_bars(correlations, bars_path, f"{dataset}: sign-aligned Pearson r")
 
 
 def results_table(

@@ -35,9 +35,8 @@ from pathbench_flow.reporting.results_table import (
 from pathbench_flow.schemas import AVERAGE_INTERVAL_COLUMNS, AVERAGE_UNROUNDED_COLUMN
 from pathbench_flow.stages.analysis import ground_truth_of
 from pathbench_flow.stats.correlation import speaker_sets, wide_values
+from pathbench_flow.stats.resampled_r import MIN_SPEAKERS, UNDEFINED_LIMIT
 from pathbench_flow.stats.uncertainty import (
-    MIN_SPEAKERS,
-    UNDEFINED_LIMIT,
     BootstrapResult,
     Design,
     bootstrap_averages,

@@ -21,7 +21,10 @@ and are reproduced here:
 
 On top of PathBench's point estimate this module adds p-values, Spearman's rho and a
 percentile bootstrap confidence interval of r, because with 10–20 speakers per dataset the
-sampling error of r is large and a ranking without it is misleading.
+sampling error of r is large and a ranking without it is misleading. Its resamples without an
+r are those of the uncertainty stage's bootstrap (:mod:`pathbench_flow.stats.resampled_r`),
+and the share of them flags an interval by the same limit. A metric or utterance set is
+correlated only with ``MIN_SPEAKERS`` speakers (utterances) or more.
 
 Where a dataset rates single utterances (``utt2score``, as PathBench's YouTube and NeuroVoz
 sets do), :func:`utterance_correlations` gives PathBench's utterance-level r beside the
@@ -33,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -42,13 +46,10 @@ from pathbench_flow.data.kaldi import Finding, parse_score, read_table
 from pathbench_flow.io import write_parquet
 from pathbench_flow.schemas import CORRELATION_SCHEMA, CORRELATION_STATISTICS
 from pathbench_flow.seeds import BOOTSTRAP_SEED
+from pathbench_flow.stats.resampled_r import MIN_SPEAKERS, UNDEFINED_LIMIT, draw_counts, weighted_r
 
 DEFAULT_ALLOWLIST: tuple[str, ...] = ("wada_snr", "spk2age")
 """Evaluators whose metrics are allowed partial speaker coverage (PathBench's allowlist)."""
-
-MIN_SPEAKERS = 3
-"""Fewest speakers (utterances, at the utterance level) a correlation is reported for: with
-two points |r| is always 1."""
 
 N_BOOT = 2000
 """Bootstrap resamples: enough for stable 2.5/97.5 percentiles at a fraction of a second."""
@@ -77,6 +78,13 @@ class Correlation:
     aligned_r: float
     aligned_ci_low: float
     aligned_ci_high: float
+    ci_undefined_share: float
+    """Share of the bootstrap's resamples without an r, which the interval leaves out."""
+    ci_flagged: bool
+    """Whether that share exceeds ``UNDEFINED_LIMIT``: the interval then describes only the
+    resamples in which the metric varies."""
+    interval: str
+    """Which interval ``ci_low``/``ci_high`` are (:func:`interval_name`); '' without one."""
     reason: str
 
 
@@ -173,32 +181,50 @@ def _keyed_series(values: Mapping[str, float], name: str, index: str = "speaker_
     return series
 
 
+class BootstrapInterval(NamedTuple):
+    """A percentile bootstrap interval of r and the share of resamples it left out."""
+
+    low: float
+    high: float
+    undefined_share: float
+    """Share of the resamples without an r (:func:`weighted_r`'s rule)."""
+
+    @property
+    def flagged(self) -> bool:
+        """More than ``UNDEFINED_LIMIT`` of the resamples had no r."""
+        return bool(self.undefined_share > UNDEFINED_LIMIT)
+
+
+def interval_name(n_boot: int, level: float = CI_LEVEL) -> str:
+    """What every output of the correlation stage calls its interval of r."""
+    return (
+        f"percentile bootstrap over speakers, {100 * level:g} %, {n_boot:,} resamples where r "
+        "is defined"
+    )
+
+
 def bootstrap_pearson_ci(
     x: np.ndarray, y: np.ndarray, n_boot: int = N_BOOT, seed: int = BOOTSTRAP_SEED
-) -> tuple[float, float]:
+) -> BootstrapInterval:
     """Percentile bootstrap interval (``CI_LEVEL``) of Pearson r, resampling speakers.
 
     Speakers, not utterances, are the unit that was sampled from the population, so they are
-    what is resampled. All resamples are drawn at once from ``PCG64(seed)``, so the interval
-    is reproducible bit for bit; using one seed for every metric gives metrics on the same
-    speaker set the same resamples (paired comparison). Resamples in which one side is
-    constant have no r and are dropped; the interval is NaN if none is left.
+    what is resampled. All resamples are drawn at once from ``PCG64(seed)``, as the
+    uncertainty stage draws a corpus, so the interval is reproducible bit for bit; using one
+    seed for every metric gives metrics on the same speaker set the same resamples (paired
+    comparison). A resample without an r (:func:`weighted_r`: fewer than ``MIN_SPEAKERS``
+    distinct speakers, or one side constant) is left out and counted, not drawn again; the
+    interval is NaN if no resample has an r.
     """
-    rng = np.random.Generator(np.random.PCG64(seed))
-    index = rng.integers(0, len(x), size=(n_boot, len(x)))
-    xs, ys = x[index], y[index]
-    # Detect degenerate resamples on the values themselves: centring a constant row can leave
-    # rounding noise that would otherwise yield a spurious r of +-1.
-    usable = (np.ptp(xs, axis=1) > 0) & (np.ptp(ys, axis=1) > 0)
-    xs, ys = xs[usable], ys[usable]
-    if len(xs) == 0:
-        return np.nan, np.nan
-    xc = xs - xs.mean(axis=1, keepdims=True)
-    yc = ys - ys.mean(axis=1, keepdims=True)
-    r = (xc * yc).sum(axis=1) / np.sqrt((xc**2).sum(axis=1) * (yc**2).sum(axis=1))
+    counts = draw_counts(np.random.Generator(np.random.PCG64(seed)), len(x), n_boot)
+    r = weighted_r(counts, np.asarray(x, float)[:, None], np.asarray(y, float))[:, 0]
+    defined = r[np.isfinite(r)]
+    undefined = float(np.mean(~np.isfinite(r)))
+    if len(defined) == 0:
+        return BootstrapInterval(np.nan, np.nan, undefined)
     tail = 100 * (1 - CI_LEVEL) / 2
-    low, high = np.percentile(np.clip(r, -1.0, 1.0), [tail, 100 - tail])
-    return float(low), float(high)
+    low, high = np.percentile(defined, [tail, 100 - tail])
+    return BootstrapInterval(float(low), float(high), undefined)
 
 
 def _check_direction(direction: int) -> None:
@@ -263,15 +289,20 @@ def correlate_predictions(
     reason = _no_correlation_reason(x, y, "speaker")
     if reason:
         return Correlation(
-            len(used), n_no_value, **dict.fromkeys(CORRELATION_STATISTICS, np.nan), reason=reason
+            len(used),
+            n_no_value,
+            **dict.fromkeys(CORRELATION_STATISTICS, np.nan),
+            ci_flagged=False,
+            interval="",
+            reason=reason,
         )
 
     from scipy import stats  # ~0.5 s; aggregation and plotting, which share this module, skip it
 
     r = float(np.corrcoef(x, y)[0, 1])
     rho, rho_p = stats.spearmanr(x, y)
-    ci_low, ci_high = bootstrap_pearson_ci(x, y, n_boot=n_boot, seed=seed)
-    aligned = sorted((direction * ci_low, direction * ci_high))
+    ci = bootstrap_pearson_ci(x, y, n_boot=n_boot, seed=seed)
+    aligned = sorted((direction * ci.low, direction * ci.high))
     return Correlation(
         n=len(used),
         n_no_value=n_no_value,
@@ -279,11 +310,14 @@ def correlate_predictions(
         pearson_p=float(stats.pearsonr(x, y).pvalue),
         spearman_rho=float(rho),
         spearman_p=float(rho_p),
-        ci_low=ci_low,
-        ci_high=ci_high,
+        ci_low=ci.low,
+        ci_high=ci.high,
         aligned_r=direction * r,
         aligned_ci_low=aligned[0],
         aligned_ci_high=aligned[1],
+        ci_undefined_share=ci.undefined_share,
+        ci_flagged=ci.flagged,
+        interval=interval_name(n_boot) if np.isfinite(ci.low) else "",
         reason="",
     )
 

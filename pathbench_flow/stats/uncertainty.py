@@ -19,8 +19,9 @@ over those in which both Avgs are defined, a metric's rank over those in which i
 is. No draw is made again, so no metric's results are conditioned on another metric being
 defined; a metric whose Avg is undefined in more than ``UNDEFINED_LIMIT`` of the replicates
 is flagged, because its own results then describe only the draws that happen to make it
-vary. With a single cell, the Avg's interval is so defined as the correlation stage's
-per-dataset interval of the same r (resamples without an r dropped).
+vary. Whether a cell has an r on a draw is :mod:`pathbench_flow.stats.resampled_r`'s rule,
+the one the correlation stage's per-dataset interval uses too, with the same limit for a
+flag: with a single cell, the Avg's interval is that interval of the same r.
 
 Intervals are percentile intervals by default, BCa (bias-corrected and accelerated) on
 request: ``benchmarks/uncertainty_coverage.py`` measures the coverage of both on simulated
@@ -59,6 +60,7 @@ import pandas as pd
 from scipy import optimize, special
 
 from pathbench_flow.lazy import lazy_module
+from pathbench_flow.stats.resampled_r import UNDEFINED_LIMIT, draw_counts, weighted_r
 
 # ~0.5 s to import: a job imports this module before it runs, and ranks need it only then.
 stats = lazy_module("scipy.stats")
@@ -67,12 +69,6 @@ N_BOOT = 20_000
 """Default replicates (the config's ``uncertainty.n_boot``). A pair's smallest p is
 ``2 / (N_BOOT + 1)`` ≈ 1e-4 (:func:`bootstrap_p`), so Holm over the demo's 378 pairs can still
 call a pair different (378 × 1e-4 < 0.05); PathBench's shape takes ~3 s."""
-MIN_SPEAKERS = 3
-"""Fewest distinct speakers a replicate's cell needs for an r (as the point estimate)."""
-UNDEFINED_LIMIT = 0.05
-"""Share of replicates without a metric's Avg above which the metric is flagged: its interval,
-ranks and pairwise tests then describe only the draws in which it is defined, which
-over-represent the few speakers that make it vary (a metric constant on most speakers)."""
 METHODS = ("percentile", "BCa")
 META_TESTS = ("knha_truncated", "knha", "z")
 """The meta-analysis's interval: Knapp-Hartung with its scale truncated at 1 (metafor's
@@ -158,35 +154,6 @@ def design_of(
     return Design(list(metrics), labels, corpus_of_column, corpus_speakers, built)
 
 
-def weighted_r(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Pearson r of ``x`` (speakers × k) with ``y`` under each row of ``weights`` (… ×
-    speakers, counts of a resample): shape … × k. NaN where the draw has fewer than
-    ``MIN_SPEAKERS`` distinct speakers or a constant x or y, as the point estimate would be."""
-    xc, yc = x - x.mean(axis=0), y - y.mean()
-    total = np.maximum(weights.sum(axis=-1)[..., None], 1.0)  # no draw: invalid below
-    sx, sy = weights @ xc, (weights @ yc)[..., None]
-    vx = weights @ (xc * xc) - sx * sx / total
-    vy = (weights @ (yc * yc))[..., None] - sy * sy / total
-    cov = weights @ (xc * yc[:, None]) - sx * sy / total
-    scale_x, scale_y = (xc * xc).sum(axis=0), (yc * yc).sum()
-    valid = (
-        (vx > 1e-12 * scale_x)
-        & (vy > 1e-12 * scale_y)
-        & ((weights > 0).sum(axis=-1) >= MIN_SPEAKERS)[..., None]
-    )
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = cov / np.sqrt(vx * vy)
-    return np.where(valid, np.clip(r, -1.0, 1.0), np.nan)
-
-
-def _counts(indices: np.ndarray, size: int) -> np.ndarray:
-    """How often each of ``size`` speakers is drawn, per row of ``indices`` (… × draws)."""
-    flat = indices.reshape(-1, indices.shape[-1])
-    offsets = flat + size * np.arange(len(flat))[:, None]
-    counts = np.bincount(offsets.ravel(), minlength=size * len(flat)).reshape(len(flat), size)
-    return counts.reshape(*indices.shape[:-1], size).astype(np.float64)
-
-
 def cell_r(design: Design, counts: Sequence[np.ndarray]) -> np.ndarray:
     """Every cell's sign-aligned r under per-corpus draw counts: … × metric × column."""
     batch = counts[0].shape[:-1]
@@ -255,7 +222,7 @@ def _draws(design: Design, n_boot: int, seed: int) -> list[np.ndarray]:
         if n == 0:  # a corpus none of whose cells has an r: nothing of it to resample
             draws.append(np.zeros((n_boot, 0)))
             continue
-        draws.append(_counts(rng.integers(0, n, size=(n_boot, n)), n))
+        draws.append(draw_counts(rng, n, n_boot))
     return draws
 
 
