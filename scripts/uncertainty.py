@@ -16,4 +16,5 @@ uncertainty(
     allowlist=snakemake.params.allowlist,
     settings=snakemake.params.settings,
     predictors=snakemake.params.predictors,
+    manifest_paths=dict(zip(datasets, snakemake.input.manifests, strict=True)),
 )

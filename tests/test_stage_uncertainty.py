@@ -11,7 +11,12 @@ from test_analysis_outputs import OUTPUTS, speakers_file
 
 from pathbench_flow.reporting.results_table import results_columns
 from pathbench_flow.stages.analysis import correlate, results_table
-from pathbench_flow.stages.uncertainty import corpus_of, shared_speaker_warnings, uncertainty
+from pathbench_flow.stages.uncertainty import (
+    corpus_of,
+    recording_digests,
+    shared_speaker_warnings,
+    uncertainty,
+)
 from pathbench_flow.testing import KALDI_METADATA as KALDI
 
 SETTINGS = {
@@ -183,3 +188,25 @@ def test_one_corpus_as_flat_paths_warns_and_with_corpus_pools_as_one() -> None:
     columns = results_columns(joined)
     assert shared_speaker_warnings(columns, rated) == []
     assert [corpus_of(c) for c in columns] == ["TORGO", "TORGO", "other"]
+
+
+def test_shared_speakers_warning_says_how_many_recordings_are_identical() -> None:
+    """Two flat datasets rating the same three speakers: the warning counts the distinct
+    recordings (by the manifests' digests) of those speakers and how many are in both, and
+    says the recordings were not compared where a manifest has no digests."""
+    manifest = pd.DataFrame(
+        {
+            "speaker_id": ["A", "A", "B", "C", "Z"],
+            "audio_sha256": ["a1", "a2", "b1", "c1", ""],
+        }
+    )
+    copy = manifest.assign(audio_sha256=["a1", "a2", "b1", "c9", "z1"])
+    rated = {"first": {"A", "B", "C"}, "second": {"A", "B", "C"}}
+    columns = results_columns({name: {"path": f"elsewhere/{name}"} for name in rated})
+    digests = {"first": recording_digests(manifest), "second": recording_digests(copy)}
+    assert digests["first"] == {"A": {"a1", "a2"}, "B": {"b1"}, "C": {"c1"}}
+    (warning,) = shared_speaker_warnings(columns, rated, digests)
+    assert "3 of 5 recordings of these speakers identical (SHA-256)" in warning
+    unchecked = {**digests, "second": recording_digests(copy.assign(audio_sha256=""))}
+    (warning,) = shared_speaker_warnings(columns, rated, unchecked)
+    assert "not compared: no audio digests for second" in warning

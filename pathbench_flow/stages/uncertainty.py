@@ -71,16 +71,53 @@ def rated_speakers(table: pd.DataFrame) -> set[str]:
     return set(truth.index[truth.notna()])
 
 
+def recording_digests(manifest: pd.DataFrame) -> dict[str, frozenset[str]]:
+    """speaker_id → the SHA-256 digests of their recordings, as validation computed them
+    from the bytes it read (the manifest's ``audio_sha256``; empty where audio was not
+    checked), so comparing recordings reads no audio."""
+    hashed = manifest.loc[manifest["audio_sha256"].fillna("") != "", ["speaker_id", "audio_sha256"]]
+    return {
+        str(speaker): frozenset(group["audio_sha256"])
+        for speaker, group in hashed.groupby("speaker_id", sort=True)
+    }
+
+
+def recordings_compared(
+    names: Sequence[str], shared: Collection[str], digests: Mapping[str, Mapping[str, frozenset]]
+) -> str:
+    """Whether the shared speakers' recordings are the same files in every dataset of
+    ``names``: "N of M recordings identical", M the distinct digests of those speakers'
+    recordings in any of the datasets, N those in all of them; or why they were not compared
+    (a dataset without digests: its audio was not checked)."""
+    unhashed = [name for name in names if not digests.get(name)]
+    if unhashed:
+        return (
+            f"their recordings were not compared: no audio digests for {', '.join(unhashed)} "
+            "(validation.check_audio: false, or no manifest given)"
+        )
+    sets = [
+        frozenset().union(*(digests[name].get(speaker, frozenset()) for speaker in shared))
+        for name in names
+    ]
+    identical, every = frozenset.intersection(*sets), frozenset.union(*sets)
+    return f"{len(identical)} of {len(every)} recordings of these speakers identical (SHA-256)"
+
+
 def shared_speaker_warnings(
-    columns: Sequence[DatasetColumn], rated: Mapping[str, Collection[str]]
+    columns: Sequence[DatasetColumn],
+    rated: Mapping[str, Collection[str]],
+    digests: Mapping[str, Mapping[str, frozenset]] | None = None,
 ) -> list[str]:
     """One warning per group of datasets in different corpora whose rated speaker ids
     overlap (at least ``MIN_SPEAKERS`` ids and ``SHARED_SHARE`` of the smaller set), naming
-    them and the ``corpus:`` key that would join them.
+    them, whether the shared speakers' recordings are identical (``digests``: dataset →
+    :func:`recording_digests`; :func:`recordings_compared`) and the ``corpus:`` key that
+    would join them.
 
     Why: a dataset outside PathBench's layout without ``corpus:`` is a corpus of its own, so
     two conditions of one corpus given as flat paths would be drawn independently and both
-    enter the meta-analysis, which narrows the intervals with no sign of it.
+    enter the meta-analysis, which narrows the intervals with no sign of it. Identical
+    recordings tell a copy of one dataset from two recording sessions of the same people.
     """
     group = {c.dataset: c.dataset for c in columns}
 
@@ -108,7 +145,8 @@ def shared_speaker_warnings(
         warnings.append(
             f"warning: datasets {', '.join(names)} are in different corpora "
             f"({', '.join(dict.fromkeys(corpus_of(c) for c in joined))}) but share rated "
-            f"speaker ids ({len(shared)} common to all): the bootstrap draws them as "
+            f"speaker ids ({len(shared)} common to all; "
+            f"{recordings_compared(names, shared, digests or {})}): the bootstrap draws them as "
             "independent speakers and the meta-analysis may count one corpus more than once. "
             f"If they rate the same speakers, give each `corpus: {corpus}` "
             f"({', '.join(f'datasets.{name}.corpus' for name in names)})."
@@ -298,6 +336,7 @@ def uncertainty(
     allowlist: Collection[str],
     settings: Mapping[str, Any],
     predictors: Mapping[str, Mapping[str, Any]] | None = None,
+    manifest_paths: Mapping[str, str | Path] | None = None,
 ) -> pd.DataFrame:
     """Every output of the stage (``outputs``: ``summary``, ``pairwise``, ``meta``,
     ``verdicts`` CSVs; ``ranks``, ``matrix`` figures and the ``forest`` directory), the CSVs
@@ -306,6 +345,9 @@ def uncertainty(
     ``settings`` is the config's ``uncertainty`` block (``n_boot``, ``seed``, ``level``,
     ``method``, ``meta_test``, ``meta_analysis``); the signs are the results table's (the
     same :func:`aligned_r` of the same correlations), so the intervals are of its cells.
+    ``manifest_paths`` (dataset → its manifest) give the recordings' digests that say
+    whether datasets sharing speakers share recordings; without them the warning says the
+    recordings were not compared.
     Warnings (datasets that seem to share speakers across corpora, metrics flagged for an Avg
     undefined in too many replicates, too few replicates for Holm) go to the job's log and to
     ``outputs["warnings"]``, one per line, which the console repeats at the end of the run:
@@ -323,7 +365,10 @@ def uncertainty(
     aligned = aligned_r(correlations, columns, declared)
     speakers = {name: read_parquet(p) for name, p in speaker_paths.items()}
     rated = {name: rated_speakers(table) for name, table in speakers.items()}
-    warnings = shared_speaker_warnings(aligned.columns, rated)
+    digests = {
+        name: recording_digests(read_parquet(path)) for name, path in (manifest_paths or {}).items()
+    }
+    warnings = shared_speaker_warnings(aligned.columns, rated, digests)
     design = build_design(aligned, speakers, allowlist)
     level = float(settings["level"])
     result = bootstrap_averages(

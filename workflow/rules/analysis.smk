@@ -217,6 +217,8 @@ rule uncertainty:
             "results/{dataset}/correlations.parquet", dataset=TABLE_DATASETS
         ),
         speakers=expand("results/{dataset}/speakers.parquet", dataset=TABLE_DATASETS),
+        # their recordings' digests: do datasets that share speakers share recordings?
+        manifests=expand("results/{dataset}/manifest.parquet", dataset=TABLE_DATASETS),
     output:
         **report_table(
             "summary",
