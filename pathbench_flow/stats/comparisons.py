@@ -16,7 +16,9 @@ reproduced here:
   Fewer than two pairs is "insufficient data", as in PathBench.
 
 A comparison that the datasets do not allow is still written, with the reason, so an empty
-result is never mistaken for "no difference".
+result is never mistaken for "no difference"; once, not once per group: the reason is the
+comparison's, and a run whose datasets are not placed in PathBench's layout at all (a run of
+your own datasets) gets a single row for both comparisons.
 """
 
 from __future__ import annotations
@@ -125,38 +127,54 @@ def _test(pairs: pd.DataFrame) -> dict:
 def wilcoxon_comparisons(aligned: AlignedR) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Records of every comparison and group (``RECORD_COLUMNS``) and the pairs behind them.
 
-    A comparison without any pair gets one "all" record saying why; groups without pairs are
-    listed with the same reason, so the file always has the same rows for the same metrics.
+    A comparison without any pair gets one "all" record saying why, and no group records,
+    which could only repeat it; without any placed dataset, one record names both
+    comparisons (:func:`_why_nothing_placed`).
     """
     records, all_pairs = [], []
+    unplaced = _why_nothing_placed(aligned)
     for name, field, x, y, shared in COMPARISONS:
         pairs = paired_values(aligned, field, x, y, shared)
         all_pairs.append(pairs.assign(comparison=name, x=x, y=y).rename(columns={shared: "shared"}))
         subsets = [("all", pairs)] + [
-            (group, pairs[pairs["metric"].isin(metrics)]) for group, metrics in STAT_GROUPS.items()
+            (group, pairs[pairs["metric"].isin(metrics)])
+            for group, metrics in STAT_GROUPS.items()
+            if not pairs.empty
         ]
         for group, subset in subsets:
             record = {"comparison": name, "group": group, "x": x, "y": y, **_test(subset)}
             if pairs.empty:
                 record["reason"] = _why_no_pairs(aligned, field, x, y, shared)
             records.append(record)
+    if unplaced:
+        names = ", ".join(name for name, *_ in COMPARISONS)
+        records = [{"comparison": names, "group": "all", "n_pairs": 0, "reason": unplaced}]
     pairs = pd.concat(all_pairs, ignore_index=True)
     pairs = pairs[["comparison", "x", "y", "metric", "corpus", "shared", "x_value", "y_value"]]
     return pd.DataFrame(records, columns=list(RECORD_COLUMNS)), pairs
 
 
+def _why_nothing_placed(aligned: AlignedR) -> str:
+    """Why neither comparison has a pair when no dataset has a corpus, task and condition;
+    '' when one has."""
+    if any(c.corpus and c.task and c.condition for c in aligned.columns):
+        return ""
+    described = "; ".join(
+        f"{name} pairs a metric's {field} {x} and {field} {y} columns of one corpus and {shared}"
+        for name, field, x, y, shared in COMPARISONS
+    )
+    unplaced = ", ".join(repr(c.dataset) for c in aligned.columns)
+    return (
+        f"{described}. This run's datasets ({unplaced}) have no corpus, task and condition, so "
+        "there is nothing to pair (each is a column of its own in pathbench_table.csv); to "
+        "compare, configure datasets of one corpus with datasets.<name>.corpus/task/condition "
+        "or PathBench's directory layout"
+    )
+
+
 def _why_no_pairs(aligned: AlignedR, field: str, x: str, y: str, shared: str) -> str:
-    """Why a comparison has no pair at all, in terms of the configured datasets."""
+    """Why a comparison has no pair at all though some datasets are placed."""
     placed = [c for c in aligned.columns if c.corpus and c.task and c.condition]
-    if not placed:
-        unplaced = ", ".join(repr(c.dataset) for c in aligned.columns)
-        return (
-            f"this comparison pairs a metric's {field} {x} and {field} {y} columns of one "
-            f"corpus and {shared}, and this run's datasets ({unplaced}) have no corpus, task "
-            "and condition, so there is nothing to pair (each is a column of its own in "
-            "pathbench_table.csv); to compare, configure datasets of one corpus with "
-            "datasets.<name>.corpus/task/condition or PathBench's directory layout"
-        )
     metrics = sorted(set(aligned.values.index) & {key for key, _, _ in PATHBENCH_ROWS})
     if not metrics:
         return "none of the metrics run is a row of PathBench's table"
