@@ -12,6 +12,8 @@ from test_analysis_outputs import OUTPUTS, speakers_file
 from pathbench_flow.reporting.results_table import results_columns
 from pathbench_flow.stages.analysis import correlate, results_table
 from pathbench_flow.stages.uncertainty import (
+    FOREST_NOTE,
+    NO_PREDICTORS,
     corpus_of,
     recording_digests,
     shared_speaker_warnings,
@@ -47,12 +49,17 @@ def _inputs(tmp_path: Path) -> tuple[dict, dict, dict]:
     return correlations, speakers, settings
 
 
+def _outputs(out: Path) -> dict[str, Path]:
+    """Every output of the stage, in ``out``."""
+    outputs = {key: out / f"{key}.csv" for key in TABLES}
+    outputs |= {"ranks": out / "ranks.png", "matrix": out / "matrix.png", "forest": out / "forest"}
+    return outputs | {"warnings": out / "warnings.txt"}
+
+
 def _run(tmp_path: Path, out: Path, settings: dict = SETTINGS) -> pd.DataFrame:
     correlations, speakers, dataset_settings = _inputs(tmp_path)
     out.mkdir(exist_ok=True)
-    outputs = {key: out / f"{key}.csv" for key in TABLES}
-    outputs |= {"ranks": out / "ranks.png", "matrix": out / "matrix.png", "forest": out / "forest"}
-    outputs["warnings"] = out / "warnings.txt"
+    outputs = _outputs(out)
     return uncertainty(
         correlations,
         speakers,
@@ -148,9 +155,7 @@ def test_a_run_without_a_single_r_writes_every_output_saying_so(tmp_path: Path) 
     correlate(speakers, correlations, allowlist=(), n_boot=50, seed=1)
     out = tmp_path / "out"
     out.mkdir()
-    outputs = {key: out / f"{key}.csv" for key in TABLES}
-    outputs |= {"ranks": out / "ranks.png", "matrix": out / "matrix.png", "forest": out / "forest"}
-    outputs["warnings"] = out / "warnings.txt"
+    outputs = _outputs(out)
     summary = uncertainty(
         {"pilot": correlations},
         {"pilot": speakers},
@@ -210,3 +215,34 @@ def test_shared_speakers_warning_says_how_many_recordings_are_identical() -> Non
     unchecked = {**digests, "second": recording_digests(copy.assign(audio_sha256=""))}
     (warning,) = shared_speaker_warnings(columns, rated, unchecked)
     assert "not compared: no audio digests for second" in warning
+
+
+def test_a_one_dataset_run_says_why_forest_is_empty_and_verdicts_without_predictors(
+    tmp_path: Path,
+) -> None:
+    """One dataset, no predictors (the demo): forest/ holds a note saying why it has no plot
+    (one corpus), which the report's ``{metric}.png`` pattern does not match, and
+    predictor_verdicts.csv a row saying there are no predictors and how to add one."""
+    speakers = speakers_file(tmp_path / "demo_speakers.parquet", 0)
+    correlations = tmp_path / "demo_corr.parquet"
+    correlate(speakers, correlations, allowlist=(), n_boot=50, seed=1)
+    out = tmp_path / "out"
+    out.mkdir()
+    outputs = _outputs(out)
+    uncertainty(
+        {"demo": correlations},
+        {"demo": speakers},
+        {"demo": {"path": "elsewhere/demo"}},
+        outputs,
+        {},
+        allowlist=(),
+        settings=SETTINGS,
+    )
+    assert [p.name for p in outputs["forest"].iterdir()] == [FOREST_NOTE]
+    note = (outputs["forest"] / FOREST_NOTE).read_text()
+    assert note.startswith("No forest plot") and "this run's corpora (demo)" in note
+    verdicts = pd.read_csv(outputs["verdicts"], keep_default_na=False)
+    assert verdicts.to_dict("records") == [
+        {"predictor": "", "category": "", "verdict": NO_PREDICTORS}
+    ]
+    assert "Evaluate your own predictor" in NO_PREDICTORS

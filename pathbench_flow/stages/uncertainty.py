@@ -54,6 +54,14 @@ MIN_META_SPEAKERS = 4
 SUMMARY_DECIMALS = 3
 """Decimals of ``summary.csv``: the Monte Carlo error of 2,000 replicates is ~0.005 on an
 interval's end and ~0.01 on a rank probability, so more digits would be noise."""
+NO_PREDICTORS = (
+    'the config has no predictors: add one under `predictors:` (README, "Evaluate your own '
+    'predictor") to see it compared with every category of built-in measures here'
+)
+"""The one row of ``predictor_verdicts.csv`` without predictors: a bare header says nothing."""
+FOREST_NOTE = "README.txt"
+"""The file that says why ``forest/`` has no plot; the report's pattern ``{metric}.png``
+does not match it."""
 SHARED_SHARE = 0.5
 """Share of the smaller dataset's rated speaker ids found in a dataset of another corpus from
 which the two are taken to rate the same speakers. Ids such as ``M01`` recur across unrelated
@@ -282,6 +290,20 @@ def meta_table(
     return pd.DataFrame(rows).reindex(columns=order), pd.DataFrame(inputs)
 
 
+def forest_note(meta: pd.DataFrame, corpora: Collection[str]) -> str:
+    """Why no metric has a forest plot (no pooled r: each has an r in fewer than two of the
+    meta-analysis's corpora); '' when one has."""
+    if (meta["k"] >= 2).any():
+        return ""
+    return (
+        "No forest plot: a forest plot shows a metric's meta-analysis across corpora, which "
+        f"needs its r in two corpora or more (one column each, {MIN_META_SPEAKERS} speakers or "
+        f"more), and this run's corpora ({', '.join(corpora)}) give no metric two. Datasets of "
+        "another corpus (PathBench's layout, or datasets.<name>.corpus) give the meta-analysis "
+        "its corpora; meta_analysis.csv says per metric which columns it had.\n"
+    )
+
+
 def interval_name(result: BootstrapResult) -> str:
     """The name every output gives the Avg intervals: what kind, from which resampling."""
     return (
@@ -399,6 +421,8 @@ def uncertainty(
         dict(zip(summary["row"], summary["category"], strict=True)),
         ALPHA,
     )
+    if not predictors:
+        verdicts = pd.DataFrame([{"predictor": "", "category": "", "verdict": NO_PREDICTORS}])
     for key, frame in (
         ("summary", summary.round(SUMMARY_DECIMALS)),
         ("pairwise", pairwise),
@@ -409,5 +433,8 @@ def uncertainty(
     plot_rank_distribution(summary, outputs["ranks"])
     plot_pairwise(summary, pairwise, outputs["matrix"], ALPHA)
     plot_forests(meta, inputs, outputs["forest"], level)
+    note = forest_note(meta, list(dict.fromkeys(corpus_of(c) for c in chosen)))
+    if note:
+        write_text(note, Path(outputs["forest"]) / FOREST_NOTE)
     write_html_tables(pages)
     return summary
