@@ -289,6 +289,7 @@ def served_files(work: Path, shipped: Mapping[str, Any]) -> tuple[dict[str, Path
     archive = root / ARCHIVE
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as opened:
         for member in lm_members(shipped):
+            (root / "arpa" / member).parent.mkdir(parents=True, exist_ok=True)
             opened.write(write_arpa(root / "arpa" / member, LM_WORDS), member)
     espeak = root / ESPEAK_ARCHIVE
     shutil.copyfile(espeak_source(), espeak)
