@@ -7,19 +7,22 @@ utterance) into exactly the arguments its ``score`` method takes; that conversio
 class's ``evaluate``, is the only dispatch on evaluator kinds in the code base.
 
 Trimming is a decorator, and the scoring stage is what applies it: for the ``fa`` variant it
-calls ``evaluator.trimmed(trimmer)``, which returns a wrapper
-(:class:`TrimmedReferenceFreeEvaluator`, :class:`TrimmedReferenceFreeSpeakerEvaluator`, or an
-evaluator's own where the measure needs more than the trimmed test audio) that cuts the audio
-with the trimmer and hands it to the inner evaluator. Evaluators never know whether their
-input was trimmed, and no variant is registered as an evaluator of its own.
+calls ``evaluator.trimmed(trimmer)``, which returns the wrapper of the evaluator's kind
+(:class:`TrimmedEvaluator` for reference-free and reference-text measures,
+:class:`TrimmedSpeakerEvaluator`, :class:`TrimmedReferenceAudioEvaluator`). The wrapper cuts the
+audio with the trimmer and hands it to the inner evaluator's ``score_loaded``, the entry for
+audio already in memory that the kind's own ``score`` also goes through; nothing else of the
+inner evaluator is wrapped. Evaluators never know whether their input was trimmed, no evaluator
+has a wrapper of its own, and no variant is registered as an evaluator of its own.
 """
 
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -28,7 +31,14 @@ from pathbench_flow import SAMPLE_RATE, tracks
 from pathbench_flow.audio import load_shared
 from pathbench_flow.categories import AUDIO, LOOKUP, SIGNAL, SPEAKER, TEXT
 from pathbench_flow.data.references import ReferenceAudio
-from pathbench_flow.status import ERROR, GOOD_TRIMS, OK, UNSUPPORTED_LANGUAGE, NoScore
+from pathbench_flow.status import (
+    ERROR,
+    GOOD_TRIMS,
+    NO_REFERENCES,
+    OK,
+    UNSUPPORTED_LANGUAGE,
+    NoScore,
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,9 @@ class Item:
     reference_audios: tuple[ReferenceAudio, ...] = ()
     speaker_id: str = ""
     gender: str = ""
+
+
+NO_REFERENCE_MESSAGE = "no reference recording of the same text"
 
 
 def failure_score(error: Exception) -> Score:
@@ -131,7 +144,8 @@ class Evaluator(ABC):
     """A :attr:`pathbench_flow.categories.Category.key`; the correlation stage refuses others."""
     trimmable: ClassVar[bool] = False
     """Whether the ``fa`` (forced-alignment-trimmed) variant makes sense for this measure, i.e.
-    whether :meth:`trimmed` returns a wrapper."""
+    whether :meth:`trimmed` returns a wrapper. Only a measure that is scored through its kind's
+    ``score_loaded`` can be: that is the method the wrapper calls."""
     context_options: ClassVar[tuple[str, ...]] = ()
     """Constructor options the workflow fills in itself (e.g. ``dataset_dir``)."""
     dataset_files: ClassVar[tuple[str, ...]] = ()
@@ -200,7 +214,8 @@ class Evaluator(ABC):
 
     def trimmed(self, trimmer: Trimmer) -> Evaluator:
         """This evaluator reading forced-alignment-trimmed audio: how the scoring stage applies
-        the ``fa`` variant. Trimmable evaluators (``trimmable = True``) override it."""
+        the ``fa`` variant. Each kind that can be trimmed returns its generic wrapper here;
+        a measure never overrides it."""
         raise TypeError(f"{self.name} has no trimmed variant")
 
     def _language_gate(self, language: str) -> Score | None:
@@ -222,7 +237,11 @@ class LookupEvaluator(Evaluator):
 
 
 class ReferenceFreeEvaluator(Evaluator):
-    """Audio-only measures: ``score(utt_id, audio_path, start, end)`` → ``_score_audio``."""
+    """Audio-only measures: ``score(utt_id, audio_path, start, end)`` → ``_score_audio``.
+
+    Trimmable by default: the ``fa`` variant (:class:`TrimmedEvaluator`) calls
+    :meth:`score_loaded` with the trimmed audio.
+    """
 
     category = SIGNAL.key
     trimmable = True
@@ -241,15 +260,21 @@ class ReferenceFreeEvaluator(Evaluator):
         return self.score(item.utt_id, item.audio_path, item.start, item.end)
 
     def trimmed(self, trimmer: Trimmer) -> Evaluator:
-        return TrimmedReferenceFreeEvaluator(self, trimmer)
+        return TrimmedEvaluator(self, trimmer, lambda audio, _item: self.score_loaded(audio))
 
 
 class ReferenceTxtEvaluator(Evaluator):
-    """Measures that need the transcription: ``score(…, transcription, language)``."""
+    """Measures that need the transcription: ``score(…, transcription, language)``.
+
+    A measure implements either ``score`` (it reads the file itself, as the recognisers do) or
+    ``_score_audio_text(audio, transcription, language)``, a bare number from audio already in
+    memory. Only the latter can be trimmable (``trimmable = True``): the ``fa`` variant
+    (:class:`TrimmedEvaluator`) calls :meth:`score_loaded` with the trimmed audio, so the
+    measure needs no wrapper of its own.
+    """
 
     category = TEXT.key
 
-    @abstractmethod
     def score(
         self,
         utt_id: str,
@@ -258,20 +283,43 @@ class ReferenceTxtEvaluator(Evaluator):
         end: float,
         transcription: str,
         language: str,
-    ) -> Score: ...
+    ) -> Score:
+        return self.score_loaded(load_shared(audio_path, start, end), transcription, language)
+
+    def score_loaded(self, audio: np.ndarray, transcription: str, language: str) -> Score:
+        """Score audio already in memory; the trimming wrapper enters here."""
+        return guarded(lambda: self._score_audio_text(audio, transcription, language))
+
+    def _score_audio_text(self, audio: np.ndarray, transcription: str, language: str) -> float:
+        raise NotImplementedError(f"{self.name} implements neither score nor _score_audio_text")
 
     def evaluate(self, item: Item) -> Score:
         return self._language_gate(item.language) or self.score(
             item.utt_id, item.audio_path, item.start, item.end, item.transcription, item.language
         )
 
+    def trimmed(self, trimmer: Trimmer) -> Evaluator:
+        def score(audio: np.ndarray, item: Item) -> Score:
+            return self._language_gate(item.language) or self.score_loaded(
+                audio, item.transcription, item.language
+            )
+
+        return TrimmedEvaluator(self, trimmer, score)
+
 
 class ReferenceAudioEvaluator(Evaluator):
-    """Comparison with reference recordings of the same text: ``score(…, reference_audios)``."""
+    """Comparison with reference recordings of the same text: ``score(…, reference_audios)``.
+
+    A measure implements either ``score`` or ``_score_against(test, references, audio)``: the
+    test audio against the references named by the keys ``references``, where ``audio(key)``
+    loads one only when the measure needs it (features cached per job need none). Only the
+    latter can be trimmable: the ``fa`` variant (:class:`TrimmedReferenceAudioEvaluator`) calls
+    :meth:`score_loaded` with keys and loaders of the trimmed recordings, under the measure's
+    :meth:`trim_rule`.
+    """
 
     category = AUDIO.key
 
-    @abstractmethod
     def score(
         self,
         utt_id: str,
@@ -279,10 +327,46 @@ class ReferenceAudioEvaluator(Evaluator):
         start: float,
         end: float,
         reference_audios: Sequence[ReferenceAudio],
-    ) -> Score: ...
+    ) -> Score:
+        keys = tuple((reference, False) for reference in reference_audios)
+        return self.score_loaded(
+            lambda: load_shared(audio_path, start, end), keys, lambda key: load_shared(*key[0])
+        )
+
+    def score_loaded(
+        self,
+        test: Callable[[], np.ndarray],
+        references: tuple[Hashable, ...],
+        audio: Callable[[Hashable], np.ndarray],
+    ) -> Score:
+        """Score loaders of the test and the references; the trimming wrapper enters here.
+        Keys tell raw from trimmed recordings, so one job's feature caches serve both."""
+
+        def compute() -> float:
+            if not references:
+                raise NoScore(NO_REFERENCES, NO_REFERENCE_MESSAGE)
+            return self._score_against(test(), references, audio)
+
+        return guarded(compute)
+
+    def _score_against(
+        self,
+        test: np.ndarray,
+        references: tuple[Hashable, ...],
+        audio: Callable[[Hashable], np.ndarray],
+    ) -> float:
+        raise NotImplementedError(f"{self.name} implements neither score nor _score_against")
 
     def evaluate(self, item: Item) -> Score:
         return self.score(item.utt_id, item.audio_path, item.start, item.end, item.reference_audios)
+
+    def trim_rule(self, group: TrimGroup) -> Score:
+        """How the ``fa`` variant treats recordings without a good trim: by default
+        :func:`group_fallback`; a measure with another convention overrides it."""
+        return group_fallback(group)
+
+    def trimmed(self, trimmer: Trimmer) -> Evaluator:
+        return TrimmedReferenceAudioEvaluator(self, trimmer)
 
 
 class ReferenceTxtAndAudioEvaluator(Evaluator):
@@ -315,7 +399,11 @@ class ReferenceTxtAndAudioEvaluator(Evaluator):
 
 
 class ReferenceFreeSpeakerEvaluator(Evaluator):
-    """Speaker-level measures over all of a speaker's audio: ``_score_audio_list(audios)``."""
+    """Speaker-level measures over all of a speaker's audio: ``_score_audio_list(audios)``.
+
+    Trimmable by default: the ``fa`` variant (:class:`TrimmedSpeakerEvaluator`) calls
+    :meth:`score_loaded` with the trimmed audios and the items.
+    """
 
     category = SPEAKER.key
     level = "speaker"
@@ -325,6 +413,7 @@ class ReferenceFreeSpeakerEvaluator(Evaluator):
     def _score_audio_list(self, audios: list[np.ndarray]) -> float: ...
 
     def score_loaded(self, audios: list[np.ndarray], items: Sequence[Item]) -> Score:
+        """Score audios already in memory; the trimming wrapper enters here."""
         return guarded(lambda: self._score_audio_list(audios))
 
     def evaluate_speaker(self, items: Sequence[Item]) -> Score:
@@ -332,7 +421,7 @@ class ReferenceFreeSpeakerEvaluator(Evaluator):
         return self.score_loaded(audios, items)
 
     def trimmed(self, trimmer: Trimmer) -> Evaluator:
-        return TrimmedReferenceFreeSpeakerEvaluator(self, trimmer)
+        return TrimmedSpeakerEvaluator(self, trimmer)
 
 
 class LanguageAwareSpeakerEvaluator(ReferenceFreeSpeakerEvaluator):
@@ -381,7 +470,9 @@ class Trimmer(Protocol):
 def trimmed_audio(trimmer: Trimmer, item: Item) -> tuple[np.ndarray, bool]:
     """The item's audio through ``trimmer`` and whether a real trim happened.
 
-    A failed or skipped trim falls back to the plain load, as the architecture requires.
+    A failed or skipped trim (an explicit segment is kept whole) falls back to the plain load,
+    as the architecture requires; the trimmer's record of it (the ``fa_trim`` table's status)
+    is what says so.
     """
     outcome = trimmer.trim(item.audio_path, item.transcription, item.language, item.start, item.end)
     if outcome.audio is None:
@@ -389,44 +480,158 @@ def trimmed_audio(trimmer: Trimmer, item: Item) -> tuple[np.ndarray, bool]:
     return outcome.audio, outcome.record.status in GOOD_TRIMS
 
 
-class TrimmedReferenceFreeEvaluator(ReferenceTxtEvaluator):
-    """Wraps any reference-free evaluator; takes the text only to find the speech.
+class TrimmedVariant(Evaluator):
+    """The contract every trimming wrapper keeps; the scoring stage builds one per ``fa`` job
+    through ``inner.trimmed(trimmer)``, never a measure.
 
-    The inner evaluator never sees the transcription, only the (trimmed) audio.
+    A wrapper is the inner evaluator's stand-in in the scoring stage, so it copies what the
+    stage and its rows read of an evaluator instance: ``name`` (the metric's ``fa`` name is
+    derived from it), ``direction``, ``unit``, ``languages``, ``category`` and ``level``.
+    Options stay with the inner evaluator, which was built with them and is shared with the
+    job's ``raw`` variant (its caches too). The wrapper only decides which audio the inner
+    evaluator's ``score_loaded`` receives; what the measure computes and how it gates
+    languages stay the inner evaluator's.
     """
 
-    languages = None
-    category = SIGNAL.key
+    COPIED: ClassVar[tuple[str, ...]] = (
+        "name",
+        "direction",
+        "unit",
+        "languages",
+        "category",
+        "level",
+    )
 
-    def __init__(self, inner: ReferenceFreeEvaluator, trimmer: Trimmer) -> None:
+    def __init__(self, inner: Evaluator, trimmer: Trimmer) -> None:
+        if not inner.trimmable:
+            raise TypeError(f"{inner.name} has no trimmed variant")
         self.inner, self.trimmer = inner, trimmer
-        self.name, self.direction = inner.name, inner.direction
-
-    def score(
-        self,
-        utt_id: str,
-        audio_path: str,
-        start: float,
-        end: float,
-        transcription: str,
-        language: str,
-    ) -> Score:
-        item = Item(utt_id, audio_path, start, end, transcription, language)
-        return self.inner.score_loaded(trimmed_audio(self.trimmer, item)[0])
+        for attribute in self.COPIED:
+            setattr(self, attribute, getattr(inner, attribute))
 
 
-class TrimmedReferenceFreeSpeakerEvaluator(Evaluator):
-    """The trimming decorator for speaker-level evaluators, language-aware ones included: the
+class TrimmedEvaluator(TrimmedVariant):
+    """The ``fa`` variant of an utterance measure scored from one recording (reference-free
+    and reference-text kinds): ``score(audio, item)`` is the inner evaluator's
+    ``score_loaded`` given the item's other fields, as its kind's ``trimmed`` passes it."""
+
+    def __init__(
+        self, inner: Evaluator, trimmer: Trimmer, score: Callable[[np.ndarray, Item], Score]
+    ) -> None:
+        super().__init__(inner, trimmer)
+        self._score = score
+
+    def evaluate(self, item: Item) -> Score:
+        return self._score(trimmed_audio(self.trimmer, item)[0], item)
+
+
+class TrimmedSpeakerEvaluator(TrimmedVariant):
+    """The ``fa`` variant of speaker-level measures, language-aware ones included: the
     language (and gender) reach the inner evaluator through its own ``score_loaded``, which
     reads them from the items."""
-
-    level = "speaker"
-    category = SPEAKER.key
-
-    def __init__(self, inner: ReferenceFreeSpeakerEvaluator, trimmer: Trimmer) -> None:
-        self.inner, self.trimmer = inner, trimmer
-        self.name, self.direction = inner.name, inner.direction
 
     def evaluate_speaker(self, items: Sequence[Item]) -> Score:
         audios = [trimmed_audio(self.trimmer, item)[0] for item in items]
         return self.inner.score_loaded(audios, items)
+
+
+@dataclass(frozen=True)
+class TrimGroup:
+    """A test utterance and its references as a reference-audio measure's ``trim_rule`` sees
+    them: each recording's trim status, its audio trimmed or plain, and the measure's
+    ``score_loaded``."""
+
+    test: Item
+    references: tuple[Item, ...]
+    status: Callable[[Item], str]
+    """The trimmer's status (:mod:`pathbench_flow.status`) of a recording, asked once per job."""
+    audio: Callable[[Item, bool], np.ndarray]
+    """A recording's audio, trimmed (``True``; a failed trim falls back to the plain load) or
+    plain."""
+    score: Callable[..., Score]
+    """The inner evaluator's :meth:`ReferenceAudioEvaluator.score_loaded`."""
+
+    def good(self, item: Item) -> bool:
+        """Whether ``item`` has a real trim (:data:`GOOD_TRIMS`)."""
+        return self.status(item) in GOOD_TRIMS
+
+
+def noted(score: Score, note: str) -> Score:
+    """``score`` with ``note`` after its message: what a trimmed variant did to the references
+    must show in the row whether or not the measure succeeded."""
+    return Score(score.value, score.status, "; ".join(m for m in (score.message, note) if m))
+
+
+def group_fallback(group: TrimGroup) -> Score:
+    """The default ``trim_rule`` (NAD's): trimmed audio, or untrimmed for the whole group.
+
+    A comparison by alignment (DTW) weighs durations implicitly, so trimming the test but not a
+    reference (or the reverse) would bias it. If the test or any reference lacks a good trim,
+    every member is scored untrimmed (under the raw variant's keys, so their cached features
+    are reused), and the message says so.
+    """
+    members = (group.test, *group.references)
+    verdicts = [group.good(member) for member in members]
+    grouped = all(verdicts)
+    keys = tuple(((m.audio_path, m.start, m.end), grouped) for m in group.references)
+    by_key = dict(zip(keys, group.references, strict=True))
+    result = group.score(
+        lambda: group.audio(group.test, grouped),
+        keys,
+        lambda key: group.audio(by_key[key], grouped),
+    )
+    if grouped:
+        return result
+    failed = [m.utt_id for m, good in zip(members, verdicts, strict=True) if not good]
+    note = f"group fallback to untrimmed audio (no good trim for {', '.join(failed)})"
+    return noted(result, note)
+
+
+class _TrimStatuses:
+    """Each recording's trim status, asked of the trimmer once per job.
+
+    A reference recurs for every test utterance of its text, and with ``all`` references for
+    every test of every speaker. Asking the trimmer per test decoded each reference per test
+    (tests x references decodes per job), although a recording whose features are cached needs
+    no audio: only its status decides how a group is compared. The key is everything the
+    trimmer is given, so a status is reused only for the same question.
+    """
+
+    def __init__(self, trimmer: Trimmer) -> None:
+        self._trimmer = trimmer
+        self._known: dict[tuple, str] = {}
+
+    def __call__(self, item: Item) -> str:
+        key = (item.audio_path, item.start, item.end, item.transcription, item.language)
+        if key not in self._known:
+            outcome = self._trimmer.trim(
+                item.audio_path, item.transcription, item.language, item.start, item.end
+            )
+            self._known[key] = outcome.record.status
+        return self._known[key]
+
+
+class TrimmedReferenceAudioEvaluator(TrimmedVariant):
+    """The ``fa`` variant of reference-audio measures: the test and its references trimmed.
+
+    The references are items of the test's text and language, so the trimmer sees them like
+    any utterance; whether a recording without a good trim is dropped, or makes the group
+    untrimmed, is the inner evaluator's ``trim_rule`` (:func:`group_fallback` by default).
+    """
+
+    def __init__(self, inner: ReferenceAudioEvaluator, trimmer: Trimmer) -> None:
+        super().__init__(inner, trimmer)
+        self._statuses = _TrimStatuses(trimmer)
+
+    def _audio(self, item: Item, trimmed: bool) -> np.ndarray:
+        if trimmed:
+            return trimmed_audio(self.trimmer, item)[0]
+        return load_shared(item.audio_path, item.start, item.end)
+
+    def evaluate(self, item: Item) -> Score:
+        references = tuple(
+            Item(Path(path).stem, path, start, end, item.transcription, item.language)
+            for path, start, end in item.reference_audios
+        )
+        group = TrimGroup(item, references, self._statuses, self._audio, self.inner.score_loaded)
+        return self.inner.trim_rule(group)

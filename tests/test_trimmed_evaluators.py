@@ -9,7 +9,7 @@ import soundfile as sf
 from pathbench_flow import SAMPLE_RATE, registry
 from pathbench_flow.audio import load_audio, load_shared
 from pathbench_flow.data.manifest import load_manifest
-from pathbench_flow.evaluator import Item
+from pathbench_flow.evaluator import Item, ReferenceTxtEvaluator
 from pathbench_flow.io import read_parquet
 from pathbench_flow.measures import nad
 from pathbench_flow.measures.cepstral import cpp
@@ -78,6 +78,41 @@ def test_trimmed_cpp_equals_cpp_of_the_cut_speech(padded_dataset):
     raw = evaluator.evaluate(item).value
     assert trimmed == pytest.approx(cpp(cut, SAMPLE_RATE), rel=1e-12)
     assert abs(trimmed - raw) > 1e-3 * abs(raw)
+
+
+class VowelRate(ReferenceTxtEvaluator):
+    """A new reference-text measure with an fa variant and no wrapper code: vowel letters of
+    the transcription (a crude syllable count) per second of audio."""
+
+    name = "vowel_rate"
+    trimmable = True
+
+    def _score_audio_text(self, audio: np.ndarray, transcription: str, language: str) -> float:
+        return sum(letter in "aeiou" for letter in transcription.lower()) * SAMPLE_RATE / len(audio)
+
+
+def test_a_new_reference_text_measure_gets_its_fa_variant_from_its_kind(padded_dataset):
+    """Its fa value is the rate over the stored trim; where the trim failed (the fa_trim
+    table records ``failed_fallback`` with the whole utterance) it is the raw value."""
+    manifest, trim, _truth = padded_dataset
+    row = load_manifest(manifest).iloc[0]
+    item = Item(row.utt_id, row.audio_path, transcription=row.text, language="en")
+    evaluator = VowelRate()
+    raw = evaluator.evaluate(item)
+    trimmer = StoredTrimmer.from_files([manifest], [trim])
+    bounds = trimmer.record(row.audio_path, 0.0, -1.0)
+    trimmed = evaluator.trimmed(trimmer).evaluate(item)
+    seconds = len(load_audio(row.audio_path)) / SAMPLE_RATE
+    speech = bounds.trim_end_s - bounds.trim_start_s
+    assert trimmed.value == pytest.approx(raw.value * seconds / speech, rel=1e-3)
+    assert trimmed.value > 1.2 * raw.value
+
+    table = read_parquet(trim)
+    failed = table["utt_id"] == row.utt_id
+    table.loc[failed, ["status", "trim_start_s", "trim_end_s"]] = ["failed_fallback", 0.0, 60.0]
+    fallback = StoredTrimmer([load_manifest(manifest)], [table])
+    assert fallback.record(row.audio_path, 0.0, -1.0).status == "failed_fallback"
+    assert evaluator.trimmed(fallback).evaluate(item) == raw
 
 
 def test_score_utterances_writes_raw_and_fa_rows(padded_dataset, tmp_path):

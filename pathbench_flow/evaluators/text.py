@@ -16,10 +16,10 @@ import numpy as np
 
 from pathbench_flow import SAMPLE_RATE
 from pathbench_flow.audio import load_shared
-from pathbench_flow.evaluator import ReferenceTxtEvaluator, Score, Trimmer, guarded
+from pathbench_flow.evaluator import ReferenceTxtEvaluator, Score, guarded
 from pathbench_flow.languages import ENGLISH
 from pathbench_flow.measures import recognition
-from pathbench_flow.status import ERROR, OK
+from pathbench_flow.status import OK
 from pathbench_flow.text import count_words
 from pathbench_flow.trimming.sphinx import SphinxModels
 
@@ -84,28 +84,6 @@ class WPMEvaluator(ReferenceTxtEvaluator):
     unit = "words/min"
     trimmable = True
 
-    def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:
-        return self.score_loaded(load_shared(audio_path, start, end), transcription, language)
-
-    def score_loaded(self, audio: np.ndarray | None, transcription: str, language: str) -> Score:
-        """The rate over audio already cut (the trimming wrapper enters here)."""
-        if audio is None:
-            return Score(None, ERROR, "no audio samples")
+    def _score_audio_text(self, audio: np.ndarray, transcription: str, language: str) -> float:
         n_words = count_words(transcription, language)
-        return guarded(lambda: recognition.wpm(n_words, len(audio) / SAMPLE_RATE))
-
-    def trimmed(self, trimmer: Trimmer) -> TrimmedWPMEvaluator:
-        return TrimmedWPMEvaluator(self, trimmer)
-
-
-class TrimmedWPMEvaluator(ReferenceTxtEvaluator):
-    """The ``fa`` variant of ``wpm``: the words over the duration of the trimmed speech. Unlike
-    the trimmed signal measures it needs the transcription, so it has its own wrapper."""
-
-    def __init__(self, inner: WPMEvaluator, trimmer: Trimmer) -> None:
-        self.inner, self.trimmer = inner, trimmer
-        self.name, self.direction = inner.name, inner.direction
-
-    def score(self, utt_id, audio_path, start, end, transcription, language) -> Score:
-        outcome = self.trimmer.trim(audio_path, transcription, language, start, end)
-        return self.inner.score_loaded(outcome.audio, transcription, language)
+        return recognition.wpm(n_words, len(audio) / SAMPLE_RATE)
