@@ -67,11 +67,12 @@ def test_uncertainty_defaults_match_the_statistics():
 
 def test_validation_defaults_match_the_stage():
     """Every key of the config's `validation` block is a keyword of the stage, with its
-    default; the stage's other keywords are the rule's inputs, outputs and shard count."""
+    default; the stage's other keywords are the rule's inputs and outputs, and the dataset's
+    own ``score_scale`` (a key of ``datasets.<name>``, not of the block)."""
     stage = parameter_defaults(validate_dataset)
     schema = schema_defaults("validation")
     assert schema == {key: stage[key] for key in schema}
-    assert set(stage) - set(schema) == {"test_manifest", "test_directory"}
+    assert set(stage) - set(schema) == {"test_manifest", "test_directory", "score_scale"}
 
 
 def test_languages_and_aliases():
