@@ -13,13 +13,20 @@ on (PathBench's large size; most of it the convolutional feature encoder's first
 limit that suits the signal measures would have every model job declare ~15 GB. A model track
 job therefore declares from the longest utterance of the manifest slices it reads, which the
 shard checkpoint has written before the job exists (:func:`model_track_memory`).
+
+An n-gram transcription job's memory is its LM's, GBs for PathBench's (the English one a
+14.6 GB KenLM binary): it declares from the kind and size of the LM file its decoder opens, or
+before the file is fetched from what the fetch record or the lock says of it
+(:func:`lm_job_memory`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from pathbench_flow.data.validation import MAX_UTTERANCE_S
 
@@ -68,3 +75,116 @@ def model_track_memory(base_mb: int, longest_s: float) -> int:
     100 MB)."""
     extra = MODEL_MB_PER_SECOND * max(0.0, longest_s - MODEL_BASE_SECONDS)
     return base_mb + 100 * math.ceil(extra / 100)
+
+
+KENLM_BINARY_MAGIC = b"mmap lm http://kheafield.com/code"
+"""How a KenLM binary file starts (lm/binary_format.cc, kMagicBytes and the magic of an
+unfinished build); KenLM parses any other file as ARPA text."""
+ARPA, BINARY = "arpa", "binary"
+LM_MB_PER_GB = {ARPA: 600, BINARY: 960}
+"""Peak RSS (MiB, as Snakemake's ``mem_mb`` and SLURM's ``--mem`` count) of pyctcdecode's
+decoder, building it and decoding an utterance, per GB (10^9 bytes) of the LM file:
+benchmarks/lm_memory.py's least-squares slopes over generated word 3-gram LMs of 0.25-2 GB
+(benchmarks/README.md, "n-gram LM memory"), 566 and 954, rounded up. KenLM reads an ARPA file
+into probing hash tables; it maps a binary with ``MAP_POPULATE``, so the whole file is resident
+as file-backed pages, which an RSS or cgroup limit counts: 954 MiB is 10^9 bytes."""
+LM_BASE_MB = {ARPA: 200, BINARY: 100}
+"""The fits' intercepts (162 and 37 MiB), rounded up. For an ARPA file most of it is the
+unigram list and the trie pyctcdecode builds from it (300,000 words in the benchmark), which a
+binary file does not give it."""
+UNKNOWN_LM_BYTES = 14_600_342_241
+"""An LM's size before anything tells it (a fetched LM whose size neither its fetch record nor
+the lock gives): PathBench's English binary, the largest of its LMs whose size is known, read
+as whichever kind needs more memory. Snakemake evaluates the job's memory again once the
+fetch has written its record."""
+
+
+def lm_memory_mb(kind: str | None, size_bytes: int) -> int:
+    """The memory (MB, in steps of 100) a decoder over an LM file of ``size_bytes`` takes, for
+    ``kind`` :data:`ARPA` or :data:`BINARY` (None: unknown, the larger of the two)."""
+    kinds = (kind,) if kind else (ARPA, BINARY)
+    needed = max(LM_BASE_MB[k] + LM_MB_PER_GB[k] * size_bytes / 1e9 for k in kinds)
+    return 100 * math.ceil(needed / 100)
+
+
+def lm_kind(path: str | Path) -> str:
+    """:data:`BINARY` for a file starting with KenLM's binary magic, else :data:`ARPA`."""
+    with Path(path).open("rb") as handle:
+        start = handle.read(len(KENLM_BINARY_MAGIC))
+    return BINARY if start == KENLM_BINARY_MAGIC else ARPA
+
+
+def _kind_by_name(name: str) -> str | None:
+    """An LM's kind from its file name, where the file is not there to read (None: unsure)."""
+    return ARPA if name.endswith(".arpa") else BINARY if name.endswith(".bin") else None
+
+
+def _json(path: Path) -> dict[str, Any]:
+    """A JSON object read from ``path``, or ``{}`` when it is missing or not one."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _size(value: Any) -> int | None:
+    """A byte count from a record's ``size`` or ``{"size": …}``, else None."""
+    if isinstance(value, Mapping):
+        value = value.get("size")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def recorded_lm(path: Path, record_suffix: str) -> tuple[str | None, int] | None:
+    """Kind and size of the LM file the fetch chose for the configured ``path``, from its
+    record ``<path><record_suffix>`` (``"file"``, the chosen file's name, and ``"member"``,
+    with the archive member's ``size``); None without one."""
+    record = _json(path.with_name(path.name + record_suffix))
+    size = _size(record.get("member")) or _size(record.get("size"))
+    if size is None:
+        return None
+    return _kind_by_name(str(record.get("file", path.name))), size
+
+
+def locked_lm(path: Path, lock: Mapping[str, Any]) -> tuple[str | None, int] | None:
+    """Kind and size of the LM the configured ``path`` names, from the lock's ``lms`` entries
+    for its file or the binary beside it (either may be fetched and opened) and the sizes of
+    their archives' ``members``; the larger declaration when both are known, None unless all
+    are."""
+    names = (path.name, path.name + ".bin") if path.name.endswith(".arpa") else (path.name,)
+    archives = {a.get("file"): a for a in lock.get("archives", []) if isinstance(a, Mapping)}
+    found: list[tuple[str | None, int]] = []
+    for entry in lock.get("lms", []):
+        if not isinstance(entry, Mapping) or entry.get("file") not in names:
+            continue
+        size = _size(entry.get("size")) or _member_size(
+            archives.get(entry.get("archive"), {}).get("members"), entry.get("member")
+        )
+        if size is None:
+            return None
+        found.append((_kind_by_name(entry["file"]), size))
+    return max(found, key=lambda known: lm_memory_mb(*known), default=None)
+
+
+def _member_size(members: Any, name: Any) -> int | None:
+    """The size of member ``name`` in an archive's ``members``: a list of objects naming it
+    (``name`` or ``member``) or an object keyed by it."""
+    if isinstance(members, Mapping):
+        return _size(members.get(name))
+    for member in members if isinstance(members, list) else []:
+        if isinstance(member, Mapping) and name in (member.get("name"), member.get("member")):
+            return _size(member)
+    return None
+
+
+def lm_job_memory(
+    configured: str | Path, opened: Path, record_suffix: str, lock: Mapping[str, Any]
+) -> int:
+    """The memory of decoding with the LM configured as ``configured``: from ``opened`` (the
+    file the decoder opens), if it is there; else from the fetch record; else from the lock;
+    else :data:`UNKNOWN_LM_BYTES` of either kind."""
+    if opened.is_file():
+        return lm_memory_mb(lm_kind(opened), opened.stat().st_size)
+    configured = Path(configured).expanduser()
+    known = recorded_lm(configured, record_suffix) or locked_lm(configured, lock)
+    return lm_memory_mb(*known) if known else lm_memory_mb(None, UNKNOWN_LM_BYTES)

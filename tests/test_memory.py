@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
+import json
+
 from pathbench_flow.data.validation import MAX_UTTERANCE_S
-from pathbench_flow.memory import declared_memory, longest_utterance_s, model_track_memory
+from pathbench_flow.memory import (
+    ARPA,
+    BINARY,
+    KENLM_BINARY_MAGIC,
+    LM_BASE_MB,
+    LM_MB_PER_GB,
+    UNKNOWN_LM_BYTES,
+    declared_memory,
+    lm_job_memory,
+    lm_kind,
+    lm_memory_mb,
+    longest_utterance_s,
+    model_track_memory,
+)
 
 TABLE = {"fa_trim": {"mem_mb": 3000, "runtime": 120}, "correlate": {"mem_mb": 2000, "runtime": 10}}
 
@@ -46,3 +61,60 @@ def test_a_model_job_declares_from_the_longest_utterance_it_reads(tmp_path):
     # 540 s past the first minute at 25 MB/s: 13,500 MB more, what a large wav2vec2 needs
     assert model_track_memory(4000, longest_utterance_s([short, long])) == 17500
     assert model_track_memory(4000, 60.5) == 4100
+
+
+def _lm_file(path, kind, size):
+    """A sparse file of ``size`` bytes that starts as an LM of ``kind`` does."""
+    start = KENLM_BINARY_MAGIC + b" format version 5\n" if kind == BINARY else b"\\data\\\n"
+    with path.open("wb") as handle:
+        handle.write(start)
+        handle.truncate(size)
+    return path
+
+
+def test_lm_memory_grows_with_the_file_by_its_kind():
+    assert lm_memory_mb(ARPA, 0) == 100 * -(-LM_BASE_MB[ARPA] // 100)
+    ten_gb = {kind: lm_memory_mb(kind, 10 * 10**9) for kind in (ARPA, BINARY)}
+    for kind, declared in ten_gb.items():
+        assert declared >= LM_BASE_MB[kind] + 10 * LM_MB_PER_GB[kind]
+        assert declared % 100 == 0
+    # an unknown kind declares the larger of the two
+    assert lm_memory_mb(None, 10 * 10**9) == max(ten_gb.values())
+
+
+def test_the_kind_is_read_from_kenlms_binary_magic(tmp_path):
+    assert lm_kind(_lm_file(tmp_path / "a.arpa.bin", BINARY, 100)) == BINARY
+    # KenLM parses anything else as ARPA, whatever its name
+    assert lm_kind(_lm_file(tmp_path / "b.bin", ARPA, 100)) == ARPA
+
+
+SUFFIX = ".fetched.json"
+
+
+def test_an_lm_job_declares_from_the_opened_file_then_the_record_then_the_lock(tmp_path):
+    configured = tmp_path / "wiki_en_token.arpa"
+    binary_size, arpa_size = 3 * 10**9, 5 * 10**9
+    member = "lms/wiki_en_token.arpa.bin"
+    lock = {
+        "lms": [
+            {"file": "wiki_en_token.arpa", "archive": "lms.zip", "member": "lms/x.arpa"},
+            {"file": "wiki_en_token.arpa.bin", "archive": "lms.zip", "member": member},
+        ],
+        "archives": [{"file": "lms.zip", "members": [{"name": member, "size": binary_size}]}],
+    }
+
+    def declared():
+        return lm_job_memory(configured, configured, SUFFIX, lock)
+
+    unknown = lm_memory_mb(None, UNKNOWN_LM_BYTES)
+    # the ARPA's size is not in the lock, and the fetch may choose either file
+    assert declared() == unknown
+    lock["archives"][0]["members"].append({"name": "lms/x.arpa", "size": arpa_size})
+    assert declared() == max(lm_memory_mb(BINARY, binary_size), lm_memory_mb(ARPA, arpa_size))
+    record = configured.with_name(configured.name + SUFFIX)
+    record.write_text(json.dumps({"file": "wiki_en_token.arpa.bin", "member": {"size": 10**9}}))
+    assert declared() == lm_memory_mb(BINARY, 10**9)
+    _lm_file(configured, ARPA, 7 * 10**9)
+    assert declared() == lm_memory_mb(ARPA, 7 * 10**9)
+    # nothing readable anywhere: the stated default
+    assert lm_job_memory(tmp_path / "mine.arpa", tmp_path / "mine.arpa", SUFFIX, {}) == unknown
