@@ -468,3 +468,35 @@ def test_a_model_track_job_declares_memory_for_its_longest_utterance(tiny, tmp_p
     after = _resources(snakemake(workdir, "-n", "--configfile", "c.yaml").stdout)
     assert after[model_file]["mem_mb"] == "5500"  # 4,000 + 60 s x 25 MB
     assert after["results/mine/tracks/cpps/raw/0000.parquet"]["mem_mb"] == "2000"
+
+
+def test_an_lm_track_job_declares_memory_for_the_lm_it_opens(tiny, tmp_path):
+    """A PathBench LM is GBs: the n-gram transcription job declares from the size and kind of
+    the file its decoder opens (here a sparse KenLM binary beside the ARPA path), so that
+    Snakemake holds it back under ``--resources mem_mb`` instead of the kernel killing it."""
+    from pathbench_flow.memory import BINARY, KENLM_BINARY_MAGIC, lm_memory_mb
+    from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
+
+    workdir = copy_workflow(tmp_path / "wf")
+    build_tone_dataset(workdir / "data" / "mine")
+    arpa = Path(shutil.copy(tiny["lm"], tmp_path / "wiki.arpa"))
+    config = {
+        "datasets": {"mine": {"path": "data/mine", "trim_backend": "energy"}},
+        "evaluators": ["double_asr"],
+        "evaluator_options": {"double_asr": options(tiny, "double_asr", lm={"en": str(arpa)})},
+        "variants": ["raw"],
+        "openset": {"enabled": False},
+    }
+    (workdir / "c.yaml").write_text(yaml.safe_dump(config))
+
+    def lm_job_mb() -> int:
+        plan = _resources(snakemake(workdir, "-n", "--configfile", "c.yaml").stdout)
+        [declared] = [r["mem_mb"] for path, r in plan.items() if "/lm_transcript-" in path]
+        return int(declared)
+
+    assert lm_job_mb() == 4000  # a tiny ARPA: the model track's table entry
+    size = 30 * 10**9
+    with (tmp_path / "wiki.arpa.bin").open("wb") as binary:
+        binary.write(KENLM_BINARY_MAGIC + b" format version 5\n")
+        binary.truncate(size)  # sparse: no disk taken
+    assert lm_job_mb() == 2000 + lm_memory_mb(BINARY, size)

@@ -451,14 +451,30 @@ def track_memory(wildcards, input):
     slices the job reads (pathbench_flow/memory.py). Before the shard checkpoint has written
     them (a dry run's plan), or evaluated without a job's named inputs, it is the table's;
     Snakemake evaluates resources again before it starts a job, once its inputs exist.
+    An n-gram transcription job declares at least what its LM needs (lm_memory).
     """
+    track = planned_track(wildcards.track).track
     declared = track_resources(wildcards.track)["mem_mb"]
-    if not planned_track(wildcards.track).track.runs_model:
+    if not track.runs_model:
         return declared
     manifests = list(getattr(input, "manifests", []))
-    if not manifests or not all(Path(path).exists() for path in manifests):
-        return declared
-    return model_track_memory(declared, longest_utterance_s(manifests))
+    if manifests and all(Path(path).exists() for path in manifests):
+        declared = model_track_memory(declared, longest_utterance_s(manifests))
+    return max(declared, lm_memory(track))
+
+
+def lm_memory(track):
+    """The memory of a track's n-gram decoding (0 for a track that decodes none): a job's
+    (RESOURCES' compute_track) and the LM's (pathbench_flow/memory.py, lm_job_memory), sized
+    from the file the decoder opens, else the fetch record, else the fetch lock. The job
+    reads the ASR log-posteriors from the ASR track's file, so no model runs beside the LM.
+    """
+    configured = dict(track.arguments).get("lm")
+    if configured is None:
+        return 0
+    return RESOURCES["compute_track"]["mem_mb"] + lm_job_memory(
+        configured, opened_lm_file(configured), LM_RECORD_SUFFIX, lock(FETCH_LOCK)
+    )
 
 
 def track_gpu(name):

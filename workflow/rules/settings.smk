@@ -9,10 +9,12 @@ from pathbench_flow import __version__
 from pathbench_flow.config_schema import check_schema, rooted_datasets
 from pathbench_flow.memory import (
     declared_memory,
+    lm_job_memory,
     longest_utterance_s,
     model_track_memory,
 )
-from pathbench_flow.fetching import OFFLINE_VARIABLES
+from pathbench_flow.fetching import LM_RECORD_SUFFIX, OFFLINE_VARIABLES, lock
+from pathbench_flow.neural.lm import opened_lm_file
 from pathbench_flow.kernel_environment import container_kernel_environment
 from pathbench_flow.neural.models import DEVICE_VARIABLE, gpus_requested
 
@@ -72,7 +74,8 @@ RESOURCES = {
     # The open-set fits run EM over the candidate grid, one tuning fold per job.
     "openset_features": {"mem_mb": 3000, "runtime": 120},
     # One shared analysis track (pathbench_flow.tracks) of one shard's audio in one variant;
-    # a model's outputs need the model (1.3 GB for PathBench's) and its activations.
+    # a model's outputs need the model (1.3 GB for PathBench's) and its activations; an n-gram
+    # transcription's, its LM (GBs: common.smk, lm_memory).
     "compute_track": {"mem_mb": 2000, "runtime": 60},
     "compute_model_track": {"mem_mb": 4000, "runtime": 120},
     "openset_folds": {"mem_mb": 2000, "runtime": 10},
