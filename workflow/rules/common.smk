@@ -473,8 +473,14 @@ def lm_memory(track):
     if configured is None:
         return 0
     return RESOURCES["compute_track"]["mem_mb"] + lm_job_memory(
-        configured, opened_lm_file(configured), LM_RECORD_SUFFIX, lock(FETCH_LOCK)
+        configured, opened_lm_file(configured), LM_RECORD_SUFFIX, fetch_lock()
     )
+
+
+@cache
+def fetch_lock():
+    """The fetch lock, read once: resources are evaluated on every scheduling pass."""
+    return lock(FETCH_LOCK)
 
 
 def track_gpu(name):
