@@ -14,12 +14,14 @@ from pathbench_flow.stages.analysis import correlate, results_table
 from pathbench_flow.stages.uncertainty import (
     FOREST_NOTE,
     NO_PREDICTORS,
+    PAGE_VIEWS,
     corpus_of,
     recording_digests,
     shared_speaker_warnings,
     uncertainty,
 )
 from pathbench_flow.testing import KALDI_METADATA as KALDI
+from pathbench_flow.testing.report_page import table_cells
 
 SETTINGS = {
     "n_boot": 300,
@@ -97,6 +99,19 @@ def test_intervals_ranks_pairs_and_meta_analysis(tmp_path: Path) -> None:
     # corpora (300 replicates are enough for Holm over three pairs: no warning of that).
     (shared,) = (tmp_path / "a" / "warnings.txt").read_text().splitlines()
     assert shared.startswith("warning: datasets ua_balanced, ua_unbalanced, mine, other")
+    # The report's pages show what a reader needs, each value's interval beside it; the CSVs
+    # keep every column (the summary's whole rank distribution).
+    page = table_cells((tmp_path / "a" / "summary.html").read_text(encoding="utf-8"))
+    assert page[0] == [column.header for column in PAGE_VIEWS["summary"]]
+    assert page[0][:3] == ["row", "Avg", "Avg interval"]
+    written = pd.read_csv(tmp_path / "a" / "summary.csv", dtype=str).set_index("row")
+    for row in page[1:]:
+        low, high = written.loc[row[0], ["Avg_ci_low", "Avg_ci_high"]]
+        assert row[2] == f"{float(low):.2f} – {float(high):.2f}"
+    assert {"p_rank_2", "p_rank_3", "note", "interval"} <= set(written.columns)
+    for key in ("pairwise", "meta"):
+        header = table_cells((tmp_path / "a" / f"{key}.html").read_text(encoding="utf-8"))[0]
+        assert header == [column.header for column in PAGE_VIEWS[key]]
     # Rerun: the same bytes.
     _run(tmp_path, tmp_path / "b")
     for name in ("summary.csv", "pairwise.csv", "meta.csv", "ranks.png", "matrix.png"):
@@ -113,9 +128,22 @@ def test_results_table_shows_the_interval_beside_avg_and_pathbench_file_does_not
         settings,
         tmp_path,
         *(tmp_path / n for n in OUTPUTS),
-        {},
+        {tmp_path / "results_table.csv": tmp_path / "results_table.html"},
         interval=tmp_path / "u" / "summary.csv",
     )
+    # The report's page: the row name first (pinned), the values, Avg and its interval beside
+    # it, two decimals; the CSV keeps Avg_unrounded and its interval at three.
+    page = table_cells((tmp_path / "results_table.html").read_text(encoding="utf-8"))
+    labels = ["UASpeech Word MC", "UASpeech Word EX", "Mine", "other"]
+    assert page[0][: len(labels) + 4] == ["row", *labels, "Avg", "Avg interval", "n_datasets"]
+    assert "Avg_unrounded" not in page[0]
+    written = pd.read_csv(tmp_path / "results_table.csv", dtype=str, keep_default_na=False)
+    cpp = written.set_index("metric").loc["cpp_fa"]
+    (shown,) = [row for row in page[1:] if row[0] == cpp["row"]]
+    assert shown[len(labels) + 2] == (
+        f"{float(cpp['Avg_ci_low']):.2f} – {float(cpp['Avg_ci_high']):.2f}"
+    )
+    assert len(cpp["Avg_ci_low"].split(".")[1]) == 3
     table = pd.read_csv(tmp_path / "results_table.csv")
     assert list(table.columns[-5:]) == [
         "Avg",

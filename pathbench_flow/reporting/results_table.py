@@ -67,6 +67,7 @@ from pathbench_flow.categories import AUDIO, MODEL, SIGNAL, SPEAKER, TEXT
 from pathbench_flow.data.references import REFERENCE_TYPES
 from pathbench_flow.io import write_parquet, write_text
 from pathbench_flow.metric import FA, VARIANTS, MetricKey
+from pathbench_flow.reporting import html_table
 from pathbench_flow.schemas import (
     AVERAGE_COLUMN,
     AVERAGE_INTERVAL_COLUMNS,
@@ -616,6 +617,28 @@ def dataset_columns_of(table: pd.DataFrame) -> list[str]:
     """The dataset (label) columns of a :func:`build_results_table` table, in order."""
     own = {*ROW_COLUMNS, AVERAGE_COLUMN, *BOOTSTRAP_COLUMNS, COUNT_COLUMN}
     return [c for c in table.columns if c not in own]
+
+
+PAGE_LAST_COLUMNS = ("category", "sign", "sign_rule", "metric")
+"""The page's columns after the values: what a row is and how its sign was chosen."""
+
+
+def page_view(table: pd.DataFrame) -> list[html_table.Shown]:
+    """The results table as the report's page shows it: the row name first (the page keeps it
+    in view), the datasets' values and Avg, the Avg's interval beside it, the number of
+    datasets it is over, then the columns a reader consults less (:data:`PAGE_LAST_COLUMNS`).
+    The CSV keeps every column; the page leaves out ``Avg_unrounded``, which at two decimals
+    repeats Avg, and ``in_pathbench_table``."""
+    shown, interval = html_table.shown, html_table.interval
+    middle = [shown(c) for c in (*dataset_columns_of(table), AVERAGE_COLUMN)]
+    if AVERAGE_INTERVAL_COLUMNS[0] in table.columns:
+        middle.append(interval(f"{AVERAGE_COLUMN} interval", *AVERAGE_INTERVAL_COLUMNS))
+    return [
+        shown("row"),
+        *middle,
+        shown(COUNT_COLUMN),
+        *(shown(c) for c in PAGE_LAST_COLUMNS),
+    ]
 
 
 def write_results_table(

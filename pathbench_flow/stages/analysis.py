@@ -29,6 +29,7 @@ from pathbench_flow.reporting.results_table import (
     DatasetColumn,
     aligned_r,
     export_speaker_csvs,
+    page_view,
     read_signs,
     results_columns,
     results_table_of,
@@ -291,13 +292,13 @@ def results_table(
     intervals = None if interval is None else pd.read_csv(interval).set_index("metric")
     table = results_table_of(aligned, intervals)
     settings = {"columns": [(c.dataset, c.label) for c in columns]}
-    write_results_table(table, out_dir, settings)
+    table_csv, _ = write_results_table(table, out_dir, settings)
     write_pathbench_table(aligned, pathbench_csv, audio)
     write_published_vs_measured(aligned, Path(out_dir) / PUBLISHED_VS_MEASURED_CSV, audio)
     plot_results_heatmap(table, heatmap_path)
     write_comparisons(aligned, comparisons_csv, comparisons_json)
     write_signs(aligned, signs_csv)
-    write_html_tables(pages)
+    write_html_tables(pages, {table_csv: page_view(table)})
     return table
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 from scipy import special
 
 from pathbench_flow.io import read_parquet, write_text
-from pathbench_flow.reporting.html_table import write_html_tables
+from pathbench_flow.reporting.html_table import interval, shown, write_html_tables
 from pathbench_flow.reporting.results_table import (
     AlignedR,
     DatasetColumn,
@@ -62,6 +62,41 @@ NO_PREDICTORS = (
 FOREST_NOTE = "README.txt"
 """The file that says why ``forest/`` has no plot; the report's pattern ``{metric}.png``
 does not match it."""
+PAGE_VIEWS = {
+    "summary": [
+        shown("row"),
+        shown(AVERAGE_UNROUNDED_COLUMN, "Avg"),
+        interval("Avg interval", *AVERAGE_INTERVAL_COLUMNS),
+        shown("rank"),
+        shown("p_rank_1"),
+        interval("rank interval", "rank_low", "rank_high"),
+        shown("n_datasets"),
+        shown("flagged"),
+        shown("metric"),
+    ],
+    "pairwise": [
+        shown("metric"),
+        shown("other"),
+        shown("difference"),
+        interval("difference interval", "ci_low", "ci_high"),
+        shown("p_holm"),
+        shown("different"),
+    ],
+    "meta": [
+        shown("row"),
+        shown("k"),
+        shown("pooled_r"),
+        interval("pooled_r interval", "ci_low", "ci_high"),
+        interval("prediction interval", "pi_low", "pi_high"),
+        shown("i2"),
+        shown("reason"),
+        shown("metric"),
+    ],
+}
+"""What the report's pages of the stage's tables show: the answer of each row (a measure's Avg
+and rank, a pair's difference, a pooled r), each with its interval beside it. The CSVs keep
+every column (the rank distribution, the raw p, τ², the columns pooled, the notes), which the
+captions describe; a page of every column (40 and more with ``p_rank_<k>``) hid the answers."""
 SHARED_SHARE = 0.5
 """Share of the smaller dataset's rated speaker ids found in a dataset of another corpus from
 which the two are taken to rate the same speakers. Ids such as ``M01`` recur across unrelated
@@ -436,5 +471,5 @@ def uncertainty(
     note = forest_note(meta, list(dict.fromkeys(corpus_of(c) for c in chosen)))
     if note:
         write_text(note, Path(outputs["forest"]) / FOREST_NOTE)
-    write_html_tables(pages)
+    write_html_tables(pages, {outputs[key]: view for key, view in PAGE_VIEWS.items()})
     return summary
