@@ -1,4 +1,5 @@
-"""The report's workflow graph draws each rule once; the run record the landing page reads.
+"""The report's workflow graph draws each rule once, its views start at the top; the run record
+the landing page reads.
 
 The graph is checked on a three-rule workflow shaped like this one's tracks (an ``fa`` track
 job reads the ``raw`` job of the same rule, and a scoring rule reads both), run and reported
@@ -15,15 +16,17 @@ from datetime import datetime
 
 import pytest
 
+from pathbench_flow.reporting.report_graph import REPORT_STYLE
 from pathbench_flow.reporting.run_record import duration, record_finish, record_start, run_summary
 from pathbench_flow.testing.report_page import graph_rules, rulegraph_rules
 from pathbench_flow.testing.workflow_run import snakemake
 
 TRACKS_SNAKEFILE = """\
-from pathbench_flow.reporting.report_graph import draw_each_rule_once
+from pathbench_flow.reporting.report_graph import draw_each_rule_once, style_the_report
 
 if config["graph"] == "once":
     draw_each_rule_once()
+    style_the_report()
 
 
 rule all:
@@ -81,6 +84,27 @@ def test_the_workflow_draws_each_rule_of_the_rulegraph_once(tracks_run):
     # in dependency order: a track before its scores, everything before `all`
     assert drawn == ["track", "score", "all"]
     assert sorted(drawn) == sorted(rulegraph)
+
+
+def test_the_report_gets_the_workflows_style_before_the_users(tracks_run):
+    """Snakemake centres every view of its report vertically and shrinks figures to the
+    window: the workflow's stylesheet undoes both, and a --report-stylesheet still has the
+    last word."""
+    workdir, _ = tracks_run
+    (workdir / "mine.css").write_text("/* the user's */\n")
+    snakemake(
+        workdir,
+        "--report",
+        "styled.html",
+        "--report-stylesheet",
+        "mine.css",
+        "--config",
+        "graph=once",
+    )
+    page = (workdir / "styled.html").read_text(encoding="utf-8")
+    assert page.count(REPORT_STYLE) == 1
+    assert page.index(REPORT_STYLE) < page.index("/* the user's */")
+    assert "align-items: flex-start" in REPORT_STYLE and "max-width: none" in REPORT_STYLE
 
 
 def test_a_run_record_says_when_the_run_started_and_how_long_it_took(tmp_path):

@@ -9,6 +9,12 @@ depths, and so do the scoring rules that read them: the demo's report drew 29 no
 splitting every track and scoring rule by variant, so the workflow gives the report a graph of
 rules built as ``--rulegraph`` builds its own (``DAG.rule_dot``: a rule's inputs are the rules
 of its jobs' dependencies), laid out in the report's format.
+
+The report's page layout is given a stylesheet too (:func:`style_the_report`): Snakemake
+centres every view in the window, so a landing page or a figure shorter than the window began
+part of the way down, and one wider than the window lost its left edge beyond the scroll; and
+its Tailwind shrinks every image to the window's width, which made the labels of a wide figure
+(the 28 × 28 pairwise matrix) too small to read.
 """
 
 from __future__ import annotations
@@ -67,3 +73,33 @@ def draw_each_rule_once() -> None:
 
     if hasattr(html_reporter, "rulegraph_spec"):
         html_reporter.rulegraph_spec = rulegraph_spec
+
+
+REPORT_STYLE = """\
+/* pathbench-flow (pathbench_flow/reporting/report_graph.py): every view starts at the top */
+#app div.grow.h-screen.overflow-auto { align-items: flex-start; justify-content: flex-start; }
+/* a figure at the size it was drawn, its labels readable; a wider one scrolls */
+#app div.grow.h-screen.overflow-auto img { max-width: none; }
+"""
+"""Rules on the content area of Snakemake's report (the element its ``ContentDisplay`` draws,
+Tailwind's ``flex items-center justify-center h-screen``); the id outranks Tailwind's classes
+whatever order the styles load in."""
+
+
+def style_the_report() -> None:
+    """Give Snakemake's HTML report :data:`REPORT_STYLE` ahead of any ``--report-stylesheet``,
+    whose rules then still win. The reporter reads its stylesheet in ``__post_init__``, so the
+    style is added after it; a Snakefile read twice in one process adds it once."""
+    from snakemake.report import html_reporter
+
+    reporter = html_reporter.Reporter
+    setup = reporter.__post_init__
+    if getattr(setup, "styled_by_pathbench_flow", False):
+        return
+
+    def styled(self: Any) -> None:
+        setup(self)
+        self.custom_stylesheet = REPORT_STYLE + (self.custom_stylesheet or "")
+
+    styled.styled_by_pathbench_flow = True  # type: ignore[attr-defined]
+    reporter.__post_init__ = styled

@@ -104,7 +104,7 @@ rule align_correlations:
             "results/{dataset}/correlations",
             labels={"dataset": "{dataset}", "table": "correlations"},
             caption="../report/correlations.rst",
-            category="Correlations",
+            category="3. Correlations",
             subcategory="{dataset}",
         ),
     log:
@@ -135,7 +135,7 @@ rule correlate_utterances:
             "results/{dataset}/utterance_correlations",
             labels={"dataset": "{dataset}", "table": "utterance correlations"},
             caption="../report/utterance_correlations.rst",
-            category="Correlations",
+            category="3. Correlations",
             subcategory="{dataset}",
         ),
     log:
@@ -165,14 +165,14 @@ rule plot_dataset:
             directory("results/{dataset}/plots/scatter"),
             patterns=["{metric}.png"],
             caption="../report/scatter.rst",
-            category="Scatter plots",
+            category="4. Scatter plots",
             subcategory="{dataset}",
             labels={"dataset": "{dataset}", "metric": "{metric}"},
         ),
         bars=report(
             "results/{dataset}/plots/aligned_r.png",
             caption="../report/aligned_r.rst",
-            category="Correlations",
+            category="3. Correlations",
             subcategory="{dataset}",
             labels={"dataset": "{dataset}", "figure": "sign-aligned r"},
         ),
@@ -225,46 +225,46 @@ rule uncertainty:
             "results/uncertainty/summary",
             labels={"table": "Avg intervals and ranks"},
             caption="../report/uncertainty_summary.rst",
-            category="Uncertainty",
+            category="2. Uncertainty",
         ),
         **report_table(
             "pairwise",
             "results/uncertainty/pairwise",
             labels={"table": "pairwise differences"},
             caption="../report/uncertainty_pairwise.rst",
-            category="Uncertainty",
+            category="2. Uncertainty",
         ),
         **report_table(
             "meta",
             "results/uncertainty/meta_analysis",
             labels={"table": "meta-analysis across corpora"},
             caption="../report/uncertainty_meta.rst",
-            category="Uncertainty",
+            category="2. Uncertainty",
         ),
         **report_table(
             "verdicts",
             "results/uncertainty/predictor_verdicts",
             labels={"table": "your predictors, per category"},
             caption="../report/uncertainty_verdicts.rst",
-            category="Uncertainty",
+            category="2. Uncertainty",
         ),
         ranks=report(
             "results/uncertainty/rank_distribution.png",
             caption="../report/uncertainty_ranks.rst",
-            category="Uncertainty",
+            category="2. Uncertainty",
             labels={"figure": "rank distribution"},
         ),
         matrix=report(
             "results/uncertainty/pairwise.png",
             caption="../report/uncertainty_pairwise.rst",
-            category="Uncertainty",
+            category="2. Uncertainty",
             labels={"figure": "pairwise differences"},
         ),
         forest=report(
             directory("results/uncertainty/forest"),
             patterns=["{metric}.png"],
             caption="../report/uncertainty_forest.rst",
-            category="Uncertainty",
+            category="2. Uncertainty",
             subcategory="forest plots",
             labels={"figure": "forest plot", "metric": "{metric}"},
         ),
@@ -295,6 +295,9 @@ rule uncertainty:
         "../../scripts/uncertainty.py"
 
 
+# The report's menu sorts its categories by name: numbered, they read as a results section
+# does, the results table first (then uncertainty, per-dataset correlations, scatter plots,
+# open-set in openset.smk).
 rule results_table:
     input:
         correlations=expand(
@@ -308,21 +311,21 @@ rule results_table:
             "results/results_table",
             labels={"table": "metrics × datasets"},
             caption="../report/results_table.rst",
-            category="Results table",
+            category="1. Results table",
         ),
         **report_table(
             "pathbench",
             "results/pathbench_table",
             labels={"table": "PathBench's results_table.csv"},
             caption="../report/pathbench_table.rst",
-            category="Results table",
+            category="1. Results table",
         ),
         **report_table(
             "comparisons_csv",
             "results/comparisons",
             labels={"table": "protocol comparisons (Wilcoxon)"},
             caption="../report/comparisons.rst",
-            category="Results table",
+            category="1. Results table",
         ),
         # Written by the stage into the CSV's directory (PUBLISHED_VS_MEASURED_CSV).
         **report_table(
@@ -330,13 +333,13 @@ rule results_table:
             "results/pathbench_published_vs_measured",
             labels={"table": "PathBench's published r vs this run's"},
             caption="../report/published_vs_measured.rst",
-            category="Results table",
+            category="1. Results table",
         ),
         parquet="results/results_table.parquet",
         heatmap=report(
             "results/plots/results_heatmap.png",
             caption="../report/heatmap.rst",
-            category="Results table",
+            category="1. Results table",
             labels={"figure": "heat map"},
         ),
         comparisons_json="results/comparisons.json",

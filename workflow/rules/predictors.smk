@@ -50,7 +50,7 @@ rule compare_predictors:
             "results/predictor_comparisons",
             labels={"table": "your predictors vs the best measures (dependent r)"},
             caption="../report/predictor_comparisons.rst",
-            category="Results table",
+            category="1. Results table",
         ),
         json="results/predictor_comparisons.json",
     log:
