@@ -10,8 +10,8 @@ the table scrolls sideways. A table of many columns can be given a :class:`Table
 columns a reader needs, in the order they read best, a value and its interval side by side in
 one column; the page says how many of the CSV's columns it shows. Cells are taken from the
 file's text (a column of integers, such as counts and ranks, and text as written); every cell
-and the title are HTML-escaped; and the page holds nothing but the file's content (no time, no path), so the same
-CSV gives the same bytes.
+and the title are HTML-escaped; and the page holds nothing but the file's content (no time, no
+path), so the same CSV gives the same bytes.
 """
 
 from __future__ import annotations
