@@ -328,22 +328,69 @@ def install(workflow: Any) -> None:
             return
 
 
+DIRECTORY_OPTIONS = ("--directory", "-d")
+"""Snakemake's options naming the working directory it enters before the run."""
+
+
+def run_directory(argv: Sequence[str]) -> str | None:
+    """The working directory a run's command line gives (``--directory D``, ``-d D``,
+    ``--directory=D``), as typed, or None when it gives none."""
+    for at, argument in enumerate(argv[1:], start=1):
+        if argument in DIRECTORY_OPTIONS and at + 1 < len(argv):
+            return argv[at + 1]
+        if argument.startswith("--directory="):
+            return argument.split("=", 1)[1]
+    return None
+
+
+def invocation_directory(directory: str | None) -> Path | None:
+    """The directory the run was started in, from the working directory Snakemake entered
+    (the current one) and the ``--directory`` given: None when that cannot be told (an
+    absolute ``--directory``, one with ``..``, or a symbolic link on the way)."""
+    cwd = Path.cwd()
+    if directory is None:
+        return cwd
+    given = Path(directory)
+    if given.is_absolute() or ".." in given.parts:
+        return None
+    start = cwd
+    for _ in [part for part in given.parts if part != "."]:
+        start = start.parent
+    return start if (start / given).resolve() == cwd.resolve() else None
+
+
 def closing_lines(
-    datasets: Sequence[str], configfiles: Sequence[Path], config_args: Sequence[str]
+    datasets: Sequence[str],
+    configfiles: Sequence[Path],
+    config_args: Sequence[str],
+    argv: Sequence[str] = (),
 ) -> list[str]:
     """What a finished run says last: where the results are and, when the run made the
     results table (not a run of some targets only), the three files to open first and the
-    command that makes the report, with the run's config options so the report is of this
-    run. Paths are relative to the working directory, which Snakemake has entered."""
+    command that makes the report, with the run's working directory and config options so
+    the report is of this run. The results' paths are relative to the working directory,
+    which Snakemake has entered; the report command is for the directory the run was
+    started in: it repeats the run's ``--directory`` (from ``argv``, the run's command line)
+    and gives the config files (absolute, as Snakemake holds them) relative to that directory
+    when they are under it."""
     cwd = Path.cwd()
     table = Path("results/results_table.csv")
     if not table.is_file():
         return [fit(f"Done. Results are in {cwd / 'results'}/.")]
+    directory = run_directory(argv)
+    start = invocation_directory(directory)
     report = ["snakemake"]
+    if directory is not None:
+        report += ["--directory", directory]
     if configfiles:
         report += [
             "--configfile",
-            *(str(p.relative_to(cwd)) if p.is_relative_to(cwd) else str(p) for p in configfiles),
+            *(
+                str(p.relative_to(start))
+                if start is not None and p.is_relative_to(start)
+                else str(p)
+                for p in configfiles
+            ),
         ]
     if config_args:
         report += ["--config", *config_args]
@@ -360,7 +407,8 @@ def closing_lines(
             f"  {correlations}: per metric r, Spearman rho, p-values, bootstrap interval, "
             "speakers used and left out"
         ),
-        "  report.html: the tables, plots and captions in one page, made by",
+        f"  {'report.html' if directory is None else Path(directory) / 'report.html'}: "
+        "the tables, plots and captions in one page, made by",
         fit(f"    {shlex.join(report)}"),
         *stage_warnings(),
     ]

@@ -240,6 +240,35 @@ def test_the_closing_lines_name_the_results_and_the_report_command_of_this_confi
     assert max(map(len, wrapped)) <= 100
 
 
+def test_after_directory_the_report_command_runs_from_where_the_run_was_started(
+    tmp_path, monkeypatch
+):
+    # `snakemake --directory .test --configfile .test/my.yaml` from the checkout: Snakemake
+    # enters .test and holds the config file as an absolute path.
+    workdir = tmp_path / ".test"
+    (workdir / "results").mkdir(parents=True)
+    (workdir / "results/results_table.csv").write_text("metric\n")
+    monkeypatch.chdir(workdir)
+    argv = ["snakemake", "--directory", ".test", "--cores", "2"]
+    lines = closing_lines(["demo"], [workdir / "my.yaml"], [], argv)
+    assert lines[-1].strip() == (
+        "snakemake --directory .test --configfile .test/my.yaml --report report.html"
+    )
+    assert lines[3].startswith("  .test/report.html: ")
+    # -d and --directory=, and a config file outside the start directory stays absolute.
+    short = closing_lines(["demo"], [Path("/elsewhere/c.yaml")], [], ["snakemake", "-d", ".test"])
+    assert short[-1].strip() == (
+        "snakemake --directory .test --configfile /elsewhere/c.yaml --report report.html"
+    )
+    joined = closing_lines(["demo"], [], ["x=1"], ["snakemake", "--directory=./.test"])
+    assert joined[-1].strip() == "snakemake --directory ./.test --config x=1 --report report.html"
+    # An absolute --directory: the start directory is unknown, the config file stays absolute.
+    absolute = closing_lines(["demo"], [workdir / "my.yaml"], [], ["snakemake", "-d", str(workdir)])
+    assert absolute[-1].strip() == (
+        f"snakemake --directory {workdir} --configfile {workdir / 'my.yaml'} --report report.html"
+    )
+
+
 def test_a_job_failing_on_its_own_during_an_interrupt_stays_an_error():
     run = Run()
     run.start(2, "correlate", dataset="demo")
