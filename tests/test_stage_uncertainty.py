@@ -16,6 +16,7 @@ from pathbench_flow.stages.uncertainty import (
     NO_PREDICTORS,
     PAGE_VIEWS,
     corpus_of,
+    flagged_warning,
     recording_digests,
     shared_speaker_warnings,
     uncertainty,
@@ -274,3 +275,19 @@ def test_a_one_dataset_run_says_why_forest_is_empty_and_verdicts_without_predict
         {"predictor": "", "category": "", "verdict": NO_PREDICTORS}
     ]
     assert "Evaluate your own predictor" in NO_PREDICTORS
+
+
+def test_flagged_measures_share_one_warning() -> None:
+    """A small corpus flags most measures at once: one line names them all with their shares,
+    and nothing flagged says nothing."""
+    summary = pd.DataFrame(
+        {
+            "metric": ["cpp", "vsa", "wpm"],
+            "flagged": [True, False, True],
+            "undefined_share": [0.35, 0.0, 0.49],
+        }
+    )
+    (warning,) = flagged_warning(summary)
+    assert warning.startswith("warning: 2 of 3 measure(s) flagged")
+    assert "cpp 35%, wpm 49%" in warning and "vsa" not in warning
+    assert flagged_warning(summary.assign(flagged=False)) == []

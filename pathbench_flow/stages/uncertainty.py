@@ -378,6 +378,25 @@ def summary_table(result: BootstrapResult, design: Design, category: pd.Series) 
     return summary.merge(rank_summary(result), on="metric")
 
 
+def flagged_warning(summary: pd.DataFrame) -> list[str]:
+    """One warning naming every flagged metric with its share of replicates without an Avg
+    (none when nothing is flagged): a small corpus flags most of them at once, and a note per
+    metric would bury the run's other messages; each metric's note stays in summary.csv."""
+    flagged = summary[summary["flagged"]]
+    if flagged.empty:
+        return []
+    shares = ", ".join(
+        f"{metric} {share:.0%}"
+        for metric, share in zip(flagged["metric"], flagged["undefined_share"], strict=True)
+    )
+    return [
+        f"warning: {len(flagged)} of {len(summary)} measure(s) flagged, their Avg undefined in "
+        f"more than {UNDEFINED_LIMIT:.0%} of the replicates (a draw that leaves a cell constant "
+        f"or under three speakers): {shares}; their intervals, ranks and pairwise tests describe "
+        "only the draws in which they vary (summary.csv, note)"
+    ]
+
+
 def _write(frame: pd.DataFrame, path: str | Path) -> None:
     """A table as CSV with ten significant digits: enough to compare, byte-stable."""
     write_text(frame.to_csv(index=False, float_format="%.10g", lineterminator="\n"), path)
@@ -432,7 +451,7 @@ def uncertainty(
         design, int(settings["n_boot"]), int(settings["seed"]), level, str(settings["method"])
     )
     summary = summary_table(result, design, aligned.rows.set_index("metric")["category"])
-    warnings += [f"warning: {note}" for note in summary.loc[summary["flagged"], "note"]]
+    warnings += flagged_warning(summary)
     pairwise = pairwise_table(result)
     pairwise.insert(2, "different", pairwise["p_holm"] < ALPHA)
     pairwise["interval"] = interval_name(result)
