@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -90,8 +91,14 @@ into probing hash tables; it maps a binary with ``MAP_POPULATE``, so the whole f
 as file-backed pages, which an RSS or cgroup limit counts: 954 MiB is 10^9 bytes."""
 LM_BASE_MB = {ARPA: 200, BINARY: 100}
 """The fits' intercepts (162 and 37 MiB), rounded up. For an ARPA file most of it is the
-unigram list and the trie pyctcdecode builds from it (300,000 words in the benchmark), which a
-binary file does not give it."""
+unigram list and the trie pyctcdecode builds from it, which a binary file does not give it:
+:data:`BENCHMARK_UNIGRAMS` words."""
+BENCHMARK_UNIGRAMS = 300_000
+"""The vocabulary of the benchmark's ARPA files, which :data:`LM_BASE_MB` covers."""
+BYTES_PER_UNIGRAM = 450
+"""An ARPA file's further words (its header's ``ngram 1=``) past :data:`BENCHMARK_UNIGRAMS`:
+a 0.2 GB ARPA file of 3,000,000 words peaked at 1,395 MiB, 1,120 more than the fit gives at
+300,000 (435 bytes a word, rounded up)."""
 UNKNOWN_LM_BYTES = 14_600_342_241
 """An LM's size before anything tells it (a fetched LM whose size neither its fetch record nor
 the lock gives): PathBench's English binary, the largest of its LMs whose size is known, read
@@ -99,11 +106,15 @@ as whichever kind needs more memory. Snakemake evaluates the job's memory again 
 fetch has written its record."""
 
 
-def lm_memory_mb(kind: str | None, size_bytes: int) -> int:
+def lm_memory_mb(kind: str | None, size_bytes: int, unigrams: int = BENCHMARK_UNIGRAMS) -> int:
     """The memory (MB, in steps of 100) a decoder over an LM file of ``size_bytes`` takes, for
-    ``kind`` :data:`ARPA` or :data:`BINARY` (None: unknown, the larger of the two)."""
-    kinds = (kind,) if kind else (ARPA, BINARY)
-    needed = max(LM_BASE_MB[k] + LM_MB_PER_GB[k] * size_bytes / 1e9 for k in kinds)
+    ``kind`` :data:`ARPA` (of ``unigrams`` words) or :data:`BINARY` (None: unknown, the
+    larger of the two)."""
+    words = BYTES_PER_UNIGRAM * max(0, unigrams - BENCHMARK_UNIGRAMS) / 2**20
+    needed = max(
+        LM_BASE_MB[k] + LM_MB_PER_GB[k] * size_bytes / 1e9 + (words if k == ARPA else 0)
+        for k in ((kind,) if kind else (ARPA, BINARY))
+    )
     return 100 * math.ceil(needed / 100)
 
 
@@ -112,6 +123,15 @@ def lm_kind(path: str | Path) -> str:
     with Path(path).open("rb") as handle:
         start = handle.read(len(KENLM_BINARY_MAGIC))
     return BINARY if start == KENLM_BINARY_MAGIC else ARPA
+
+
+def arpa_unigrams(path: str | Path) -> int:
+    """The word count an ARPA file's header gives (``ngram 1=``), else
+    :data:`BENCHMARK_UNIGRAMS`."""
+    with Path(path).open("rb") as handle:
+        header = handle.read(4096)
+    found = re.search(rb"^ngram 1=(\d+)", header, re.MULTILINE)
+    return int(found.group(1)) if found else BENCHMARK_UNIGRAMS
 
 
 def _kind_by_name(name: str) -> str | None:
@@ -182,9 +202,11 @@ def lm_job_memory(
 ) -> int:
     """The memory of decoding with the LM configured as ``configured``: from ``opened`` (the
     file the decoder opens), if it is there; else from the fetch record; else from the lock;
-    else :data:`UNKNOWN_LM_BYTES` of either kind."""
+    else :data:`UNKNOWN_LM_BYTES` of either kind. Only the file tells an ARPA LM's
+    vocabulary; before it, :data:`BENCHMARK_UNIGRAMS` is assumed."""
     if opened.is_file():
-        return lm_memory_mb(lm_kind(opened), opened.stat().st_size)
+        kind, size = lm_kind(opened), opened.stat().st_size
+        return lm_memory_mb(kind, size, arpa_unigrams(opened) if kind == ARPA else 0)
     configured = Path(configured).expanduser()
     known = recorded_lm(configured, record_suffix) or locked_lm(configured, lock)
     return lm_memory_mb(*known) if known else lm_memory_mb(None, UNKNOWN_LM_BYTES)

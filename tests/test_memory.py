@@ -7,11 +7,13 @@ import json
 from pathbench_flow.data.validation import MAX_UTTERANCE_S
 from pathbench_flow.memory import (
     ARPA,
+    BENCHMARK_UNIGRAMS,
     BINARY,
     KENLM_BINARY_MAGIC,
     LM_BASE_MB,
     LM_MB_PER_GB,
     UNKNOWN_LM_BYTES,
+    arpa_unigrams,
     declared_memory,
     lm_job_memory,
     lm_kind,
@@ -63,6 +65,9 @@ def test_a_model_job_declares_from_the_longest_utterance_it_reads(tmp_path):
     assert model_track_memory(4000, 60.5) == 4100
 
 
+SUFFIX = ".fetched.json"
+
+
 def _lm_file(path, kind, size):
     """A sparse file of ``size`` bytes that starts as an LM of ``kind`` does."""
     start = KENLM_BINARY_MAGIC + b" format version 5\n" if kind == BINARY else b"\\data\\\n"
@@ -88,7 +93,17 @@ def test_the_kind_is_read_from_kenlms_binary_magic(tmp_path):
     assert lm_kind(_lm_file(tmp_path / "b.bin", ARPA, 100)) == ARPA
 
 
-SUFFIX = ".fetched.json"
+def test_an_arpa_files_vocabulary_adds_to_its_memory(tmp_path):
+    """pyctcdecode builds a trie of an ARPA file's words: a large vocabulary needs GBs."""
+    arpa = tmp_path / "big_vocabulary.arpa"
+    arpa.write_text("\\data\\\nngram 1=3000000\nngram 2=10\n")
+    assert arpa_unigrams(arpa) == 3_000_000
+    assert arpa_unigrams(_lm_file(tmp_path / "no_header.arpa", ARPA, 100)) == BENCHMARK_UNIGRAMS
+    size = arpa.stat().st_size
+    declared = lm_job_memory(arpa, arpa, SUFFIX, {})
+    assert declared == lm_memory_mb(ARPA, size, 3_000_000)
+    # 200 MB, and 2.7 million words past the benchmark's at 450 bytes each: 1,159 MiB more
+    assert declared == 1400
 
 
 def test_an_lm_job_declares_from_the_opened_file_then_the_record_then_the_lock(tmp_path):
