@@ -166,34 +166,29 @@ def recorded_lm(path: Path, record_suffix: str) -> tuple[str | None, int] | None
     return _kind_by_name(str(record.get("file", path.name))), size
 
 
-def locked_lm(path: Path, lock: Mapping[str, Any]) -> tuple[str | None, int] | None:
-    """Kind and size of the LM the configured ``path`` names, from the lock's ``lms`` entries
-    for its file or the binary beside it (either may be fetched and opened) and the sizes of
-    their archives' ``members``; the larger declaration when both are known, None unless all
-    are."""
-    names = (path.name, path.name + ".bin") if path.name.endswith(".arpa") else (path.name,)
-    archives = {a.get("file"): a for a in lock.get("archives", []) if isinstance(a, Mapping)}
-    found: list[tuple[str | None, int]] = []
-    for entry in lock.get("lms", []):
-        if not isinstance(entry, Mapping) or entry.get("file") not in names:
-            continue
-        size = _size(entry.get("size")) or _member_size(
-            archives.get(entry.get("archive"), {}).get("members"), entry.get("member")
-        )
-        if size is None:
-            return None
-        found.append((_kind_by_name(entry["file"]), size))
-    return max(found, key=lambda known: lm_memory_mb(*known), default=None)
-
-
-def _member_size(members: Any, name: Any) -> int | None:
-    """The size of member ``name`` in an archive's ``members``: a list of objects naming it
-    (``name`` or ``member``) or an object keyed by it."""
-    if isinstance(members, Mapping):
-        return _size(members.get(name))
-    for member in members if isinstance(members, list) else []:
-        if isinstance(member, Mapping) and name in (member.get("name"), member.get("member")):
-            return _size(member)
+def locked_lm(path: Path, lock: Mapping[str, Any]) -> tuple[str, int] | None:
+    """Kind and size of the LM the configured ``path`` names, from the lock: its ``lms`` entry
+    (whose ``path`` ends in the same file name) and the ``members`` its archive lists. The
+    fetch takes the ``.arpa.bin`` beside an ``.arpa`` path over the ``.arpa`` when the archive
+    holds it, as PathBench opens it, so only a listed first choice tells; else None."""
+    entry = next(
+        (
+            e
+            for e in lock.get("lms", [])
+            if isinstance(e, Mapping) and Path(str(e.get("path", ""))).name == path.name
+        ),
+        None,
+    )
+    if entry is None:
+        return None
+    archive = next(
+        (a for a in lock.get("archives", []) if a.get("file") == entry.get("archive")), {}
+    )
+    named = str(entry["path"])
+    first = named + ".bin" if named.endswith(".arpa") else named
+    for member in archive.get("members", []):
+        if isinstance(member, Mapping) and member.get("name") == first and _size(member):
+            return (BINARY if first.endswith(".bin") else ARPA), member["size"]
     return None
 
 

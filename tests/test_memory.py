@@ -107,29 +107,41 @@ def test_an_arpa_files_vocabulary_adds_to_its_memory(tmp_path):
 
 
 def test_an_lm_job_declares_from_the_opened_file_then_the_record_then_the_lock(tmp_path):
-    configured = tmp_path / "wiki_en_token.arpa"
-    binary_size, arpa_size = 3 * 10**9, 5 * 10**9
-    member = "lms/wiki_en_token.arpa.bin"
-    lock = {
-        "lms": [
-            {"file": "wiki_en_token.arpa", "archive": "lms.zip", "member": "lms/x.arpa"},
-            {"file": "wiki_en_token.arpa.bin", "archive": "lms.zip", "member": member},
-        ],
-        "archives": [{"file": "lms.zip", "members": [{"name": member, "size": binary_size}]}],
-    }
+    configured = tmp_path / "wiki_nl_token.arpa"
+    entry = {"language": "nl", "path": "lms/wiki_nl_token.arpa", "archive": "lms.zip"}
+    members: list[dict] = []
+    lock = {"lms": [entry], "archives": [{"file": "lms.zip", "members": members}]}
 
     def declared():
         return lm_job_memory(configured, configured, SUFFIX, lock)
 
     unknown = lm_memory_mb(None, UNKNOWN_LM_BYTES)
-    # the ARPA's size is not in the lock, and the fetch may choose either file
     assert declared() == unknown
-    lock["archives"][0]["members"].append({"name": "lms/x.arpa", "size": arpa_size})
-    assert declared() == max(lm_memory_mb(BINARY, binary_size), lm_memory_mb(ARPA, arpa_size))
+    # the .arpa's size does not tell: the fetch takes the .arpa.bin if the archive holds one
+    members.append({"name": "lms/wiki_nl_token.arpa", "size": 5 * 10**9})
+    assert declared() == unknown
+    members.append({"name": "lms/wiki_nl_token.arpa.bin", "size": 3 * 10**9})
+    assert declared() == lm_memory_mb(BINARY, 3 * 10**9)
     record = configured.with_name(configured.name + SUFFIX)
-    record.write_text(json.dumps({"file": "wiki_en_token.arpa.bin", "member": {"size": 10**9}}))
+    member = {"name": "lms/wiki_nl_token.arpa.bin", "size": 10**9, "crc32": "0"}
+    record.write_text(json.dumps({"file": "wiki_nl_token.arpa.bin", "member": member}))
     assert declared() == lm_memory_mb(BINARY, 10**9)
     _lm_file(configured, ARPA, 7 * 10**9)
     assert declared() == lm_memory_mb(ARPA, 7 * 10**9)
     # nothing readable anywhere: the stated default
     assert lm_job_memory(tmp_path / "mine.arpa", tmp_path / "mine.arpa", SUFFIX, {}) == unknown
+
+
+def test_the_shipped_lock_sizes_english_only(tmp_path):
+    """PathBench's English LM is a listed 14.6 GB binary; the other languages' sizes are
+    unpublished until the archive's directory is read."""
+    from pathbench_flow.fetching import lock
+
+    shipped = lock()
+    for name, expected in (
+        ("wiki_en_token.arpa", lm_memory_mb(BINARY, 14_600_342_241)),
+        ("wiki_nl_token.arpa", lm_memory_mb(None, UNKNOWN_LM_BYTES)),
+    ):
+        path = tmp_path / name
+        assert lm_job_memory(path, path, SUFFIX, shipped) == expected
+    assert lm_memory_mb(BINARY, 14_600_342_241) == 14200
