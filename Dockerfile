@@ -1,4 +1,5 @@
-# The image the rules run in under `--sdm apptainer` (README, "Deployment and containers"):
+# The image the rules run in under `--sdm apptainer` (docs/clusters.md, "Deployment and
+# containers"):
 # Python 3.11 with the package and its dependencies, for clusters without that stack. From the
 # repository root (podman takes the same arguments):
 #   docker build -t pathbench-flow:0.3.0 .
@@ -20,7 +21,7 @@ ARG EXTRAS=""
 ARG TORCH_INDEX_URL=""
 # A regular install (not editable): jobs import the package from site-packages, never from the
 # build context, which is dropped afterwards. pyctcdecode declares numpy<2 but runs on numpy 2,
-# hence --no-deps (README, "Model-based measures").
+# hence --no-deps (docs/measures.md, "Model-based measures").
 COPY . /tmp/pathbench-flow
 RUN if [ -n "$TORCH_INDEX_URL" ]; then \
         pip install --no-cache-dir --index-url "$TORCH_INDEX_URL" "torch==2.13.0"; \

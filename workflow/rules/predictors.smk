@@ -1,4 +1,4 @@
-# Your own predictors (config `predictors`; README, "Evaluate your own predictor"): each CSV
+# Your own predictors (config `predictors`; docs/own-predictor.md): each CSV
 # becomes the score table an evaluator writes, so from aggregation on a predictor is a metric
 # like any other; then its r is tested against the best built-in measure of each category.
 # PREDICTORS, the CSV checks, the helpers below and the `predictor` wildcard's constraint live
