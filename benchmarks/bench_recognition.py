@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_audio
+from pathbench_flow.common.audio import load_audio
 from pathbench_flow.measures.recognition import gop, per, wer
 from pathbench_flow.testing.speech_fixtures import (
     SENTENCES,

@@ -32,7 +32,7 @@ DEBIAN = "/usr/lib/x86_64-linux-gnu/libespeak-ng.so.1"
 def corpus_texts(metadata: Path) -> dict[str, list[str]]:
     """Distinct transcriptions per dataset language of the tree ``metadata``, in first-seen
     order."""
-    from pathbench_flow.languages import canonical_language
+    from pathbench_flow.common.languages import canonical_language
 
     texts: dict[str, dict[str, None]] = defaultdict(dict)
     for text_file in sorted(metadata.glob("*/*/*/*/text")):

@@ -33,13 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
-from pathbench_flow import SAMPLE_RATE, registry
-from pathbench_flow.audio import load_audio, load_shared
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.common.audio import load_audio, load_shared
 from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.demo.corpus import make_demo
-from pathbench_flow.evaluator import Item
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.base import Item, items_from_manifest
 from pathbench_flow.measures import cepstral
-from pathbench_flow.stages.score import items_from_manifest
 from pathbench_flow.stages.validate import validate_dataset
 from pathbench_flow.testing import RECORDINGS
 

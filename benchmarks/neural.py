@@ -65,13 +65,13 @@ import numpy as np
 import soundfile as sf
 from neural_conformance import PathBench, Workspace, pathbench_evaluator, utterance_case
 
-from pathbench_flow import SAMPLE_RATE, registry, tracks
-from pathbench_flow.audio import load_shared
-from pathbench_flow.evaluator import Item, evaluate_all
+from pathbench_flow import SAMPLE_RATE, tracks
+from pathbench_flow.common.audio import load_shared
+from pathbench_flow.common.status import ALIGNED
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.base import Item, evaluate_all, variant_audio
 from pathbench_flow.neural import lm, model_tracks, models, phonemes
 from pathbench_flow.stages.score import load_declared_tracks
-from pathbench_flow.stages.tracks import variant_audio
-from pathbench_flow.status import ALIGNED
 from pathbench_flow.testing import conformance_inputs, tiny_models
 from pathbench_flow.testing.job_imports import run_fresh
 from pathbench_flow.tracks.store import load_tracks, track_rows, write_track

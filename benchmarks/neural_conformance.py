@@ -386,7 +386,7 @@ def _our_options(measure: str, models: Mapping[str, Path], encoder: Path, lms: M
 
 
 def our_items(utts: Sequence[Mapping[str, Any]], paths: Mapping[str, Path]) -> list:
-    from pathbench_flow.evaluator import Item
+    from pathbench_flow.evaluators.base import Item
 
     return [
         Item(
@@ -406,7 +406,7 @@ def forget_our_caches(models_too: bool) -> None:
     """Empty what a workflow job starts without: decoded audio, phonemisations and model
     outputs remembered in process (the shared-track memo, where the code has one); with
     ``models_too`` also the loaded models and decoders."""
-    from pathbench_flow.audio import load_shared
+    from pathbench_flow.common.audio import load_shared
     from pathbench_flow.neural import lm, models, phonemes
 
     load_shared.cache_clear()
@@ -421,8 +421,8 @@ def forget_our_caches(models_too: bool) -> None:
 
 
 def run_ours(measure: str, options: Mapping[str, Any], utts, paths) -> Side:
-    from pathbench_flow import registry
-    from pathbench_flow.evaluator import evaluate_all
+    from pathbench_flow.evaluators import registry
+    from pathbench_flow.evaluators.base import evaluate_all
 
     items = our_items(utts, paths)
     warm = [

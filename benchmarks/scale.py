@@ -65,8 +65,8 @@ from pathlib import Path
 import yaml
 
 import pathbench_flow
+from pathbench_flow.common.seeds import DEMO_SEED
 from pathbench_flow.demo.corpus import WORDS, make_demo
-from pathbench_flow.seeds import DEMO_SEED
 
 REPO = Path(__file__).resolve().parents[1]
 from pathbench_flow.testing.workflow_run import (  # noqa: E402  (the tests' helpers, shared, not copied)
@@ -386,7 +386,7 @@ def job_times(workdir: Path) -> tuple[dict[str, RuleTime], dict[str, RuleTime], 
 
 def interpreter_startup() -> float:
     """Median seconds for a fresh Python to import what every script job imports."""
-    code = "import snakemake.script, pandas, pyarrow, pathbench_flow.registry"
+    code = "import snakemake.script, pandas, pyarrow, pathbench_flow.evaluators.registry"
     samples = []
     for _ in range(3):
         started = time.perf_counter()

@@ -52,7 +52,7 @@ from scale import (  # noqa: E402  (the scale benchmark's corpus, config and sam
     write_readme,
 )
 
-from pathbench_flow.seeds import DEMO_SEED  # noqa: E402
+from pathbench_flow.common.seeds import DEMO_SEED  # noqa: E402
 from pathbench_flow.testing.workflow_run import LOCAL_RUN, start_snakemake  # noqa: E402
 
 SUBSETS = ("pathological", "control")

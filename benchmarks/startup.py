@@ -36,7 +36,7 @@ WORKFLOW_ENTRIES = ("Snakefile", "workflow", "config", "scripts")
 
 _EVALUATORS = """
 import json, yaml, pathbench_flow
-from pathbench_flow import registry
+from pathbench_flow.evaluators import registry
 config = yaml.safe_load(open("config/config.yaml", encoding="utf-8"))
 options = config.get("evaluator_options") or {}
 rules = {}
@@ -72,7 +72,10 @@ def job_codes(tree: Path) -> dict[str, str]:
     scripts = next(d for d in (tree / "workflow" / "scripts", tree / "scripts") if d.is_dir())
     codes = {path.stem: script_imports(path) for path in sorted(scripts.glob("*.py"))}
     for name, (rule, options) in report["evaluators"].items():
-        build = f"\nfrom pathbench_flow import registry\nregistry.create({name!r}, **{options!r})\n"
+        build = (
+            "\nfrom pathbench_flow.evaluators import registry\n"
+            f"registry.create({name!r}, **{options!r})\n"
+        )
         codes[f"{rule} {name}"] = codes[rule] + build
     return codes
 

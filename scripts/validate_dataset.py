@@ -7,9 +7,9 @@ from pathlib import Path
 console = sys.stderr
 sys.stderr = open(snakemake.log[0], "w")
 
-from pathbench_flow.staging import stage_job
+from pathbench_flow.common.staging import stage_job
 
-# Staged dataset files are opened at their copies, and only those (pathbench_flow.staging).
+# Staged dataset files are opened at their copies, and only those (pathbench_flow.common.staging).
 stage_job(snakemake)
 
 from pathbench_flow.data.validation import DatasetError

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from pathbench_flow.io import write_parquet
-from pathbench_flow.metric import FA, MetricKey
+from pathbench_flow.common.io import write_parquet
+from pathbench_flow.evaluators.metric import FA, MetricKey
 from pathbench_flow.stages.aggregate import aggregate_speakers
 from pathbench_flow.stages.score import SCORE_SCHEMA
 

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pathbench_flow.io import write_parquet
-from pathbench_flow.schemas import SPEAKERS_SCHEMA
+from pathbench_flow.common.io import write_parquet
+from pathbench_flow.schemas.tables import SPEAKERS_SCHEMA
 from pathbench_flow.stages.analysis import (
     align_correlations,
     correlate,

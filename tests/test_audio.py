@@ -13,7 +13,7 @@ import pytest
 import soundfile as sf
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_audio
+from pathbench_flow.common.audio import load_audio
 from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.speech_fixtures import spoken_sentences
 

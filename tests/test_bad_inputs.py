@@ -16,15 +16,15 @@ import pytest
 import soundfile as sf
 from test_validation_findings import as_reference, errors, failing, refused, warnings_of
 
-from pathbench_flow.audio import load_audio
+from pathbench_flow.common.audio import load_audio
+from pathbench_flow.common.io import write_parquet
+from pathbench_flow.common.status import ENERGY_TRIMMED
 from pathbench_flow.data.dataset import Dataset
 from pathbench_flow.data.manifest import load_manifest
-from pathbench_flow.io import write_parquet
-from pathbench_flow.metric import FA, RAW
-from pathbench_flow.schemas import TRIM_SCHEMA
+from pathbench_flow.evaluators.metric import FA, RAW
+from pathbench_flow.schemas.tables import TRIM_SCHEMA
 from pathbench_flow.stages.score import score_reference
 from pathbench_flow.stages.validate import validate_dataset
-from pathbench_flow.status import ENERGY_TRIMMED
 from pathbench_flow.testing.kaldi_builder import build_dataset, tone, write_lines
 
 

@@ -11,7 +11,8 @@ import scipy.fft
 from parselmouth.praat import call
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_audio
+from pathbench_flow.common.audio import load_audio
+from pathbench_flow.common.status import TOO_SHORT, NoScore
 from pathbench_flow.measures.cepstral import cpp, cpps, cpps_praat, framing, pathbench_cpp
 from pathbench_flow.measures.cepstral.pair_counts import (
     count_descending_pairs,
@@ -32,7 +33,6 @@ from pathbench_flow.measures.cepstral.praat_settings import (
 )
 from pathbench_flow.measures.cepstral.smoothing import time_averaging
 from pathbench_flow.measures.cepstral.theil_sen import medians, theil_sen_slope
-from pathbench_flow.status import TOO_SHORT, NoScore
 from pathbench_flow.testing import RECORDINGS as FIXTURES
 
 PUBLISHED_CPPS_JAPANESE10 = 9.836
@@ -111,7 +111,7 @@ def test_cpps_is_deterministic():
     first = cpps(audio, SAMPLE_RATE)
     assert cpps(audio, SAMPLE_RATE).hex() == first.hex()
     script = (
-        "from pathbench_flow.audio import load_audio\n"
+        "from pathbench_flow.common.audio import load_audio\n"
         "from pathbench_flow.measures.cepstral import cpps\n"
         f"print(cpps(load_audio({str(FIXTURES / 'BLUE_english32.wav')!r}), {SAMPLE_RATE}).hex())"
     )

@@ -11,8 +11,8 @@ import pytest
 from scipy import stats
 from test_results_table import correlations
 
+from pathbench_flow.reporting.comparisons import wilcoxon_comparisons, write_comparisons
 from pathbench_flow.reporting.results_table import DatasetColumn, aligned_r
-from pathbench_flow.stats.comparisons import wilcoxon_comparisons, write_comparisons
 
 # Aligned values are the raw r here, except per's: PathBench expects r > 0 for cpp_fa and vsa
 # (and cpps_fa, open, is positive in most columns: kept) and r < 0 for per, whose cells are -r.

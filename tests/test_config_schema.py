@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pathbench_flow.config_schema import schema_problems
-from pathbench_flow.preflight import ConfigError
+from pathbench_flow.runtime.preflight import ConfigError
+from pathbench_flow.schemas.config import schema_problems
 from pathbench_flow.testing import REPO
 from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 

@@ -18,7 +18,7 @@ import pytest
 from snakemake.logging import ColorizingTextHandler, DefaultFilter, DefaultFormatter
 from snakemake_interface_logger_plugins.common import LogEvent
 
-from pathbench_flow.console import (
+from pathbench_flow.runtime.console import (
     MAX_LINE,
     ConsoleHandler,
     closing_lines,

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import yaml
 
+from pathbench_flow.common.languages import LANGUAGES, canonical_language
+from pathbench_flow.common.seeds import BOOTSTRAP_SEED, DEMO_SEED
 from pathbench_flow.data.kaldi import NOT_RATED, parse_score
 from pathbench_flow.demo.corpus import make_demo
-from pathbench_flow.languages import LANGUAGES, canonical_language
-from pathbench_flow.seeds import BOOTSTRAP_SEED, DEMO_SEED
 from pathbench_flow.stages.validate import validate_dataset
 from pathbench_flow.stats.correlation import CI_LEVEL, DEFAULT_ALLOWLIST, N_BOOT, read_spk2score
 from pathbench_flow.stats.uncertainty import META_TESTS, METHODS

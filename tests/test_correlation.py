@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pathbench_flow import registry
-from pathbench_flow.io import read_parquet
-from pathbench_flow.metric import FA, MetricKey
+from pathbench_flow.common.io import read_parquet
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.metric import FA, MetricKey
 from pathbench_flow.stats.correlation import (
     CORRELATION_COLUMNS,
     analysis_speakers,

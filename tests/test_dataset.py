@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from pathbench_flow.common.languages import LANGUAGES
 from pathbench_flow.data.dataset import Dataset
 from pathbench_flow.data.validation import DatasetError
-from pathbench_flow.languages import LANGUAGES
 from pathbench_flow.testing import FIXTURES
 from pathbench_flow.testing.kaldi_builder import build_dataset, references_of, write_lines
 

@@ -6,7 +6,7 @@ import librosa
 import numpy as np
 import pytest
 
-from pathbench_flow.audio import load_audio
+from pathbench_flow.common.audio import load_audio
 from pathbench_flow.measures.dtw_path import warping_path
 from pathbench_flow.measures.pestoi import pestoi_features
 from pathbench_flow.testing import RECORDINGS as FIXTURES

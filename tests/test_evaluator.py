@@ -8,8 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pathbench_flow import registry
-from pathbench_flow.evaluator import (
+from pathbench_flow.common.io import read_parquet
+from pathbench_flow.common.status import NoScore
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.base import (
     Item,
     LanguageAwareSpeakerEvaluator,
     ReferenceAudioEvaluator,
@@ -17,7 +19,6 @@ from pathbench_flow.evaluator import (
     Score,
     guarded,
 )
-from pathbench_flow.io import read_parquet
 from pathbench_flow.stages.score import (
     ScoringFailed,
     require_a_result,
@@ -25,7 +26,6 @@ from pathbench_flow.stages.score import (
     score_utterances,
 )
 from pathbench_flow.stages.validate import validate_dataset
-from pathbench_flow.status import NoScore
 from pathbench_flow.testing.kaldi_builder import build_dataset, write_lines
 from pathbench_flow.testing.plugin_install import install_example_plugin, uninstall_example_plugin
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pathbench_flow.evaluator import (
+from pathbench_flow.common.status import NoScore
+from pathbench_flow.evaluators.base import (
     Evaluator,
     Item,
     Score,
@@ -15,7 +16,6 @@ from pathbench_flow.evaluator import (
     failure_score,
     guarded,
 )
-from pathbench_flow.status import NoScore
 
 ITEMS = [Item("u0", "a.wav"), Item("u1", "b.wav")]
 

@@ -66,8 +66,8 @@ def test_upstream_pathbench_and_pathbench_flow_import_side_by_side(tmp_path):
         from importlib.metadata import version
         import pathbench, pathbench.evaluator
         import pathbench_flow
-        from pathbench_flow import registry
-        from pathbench_flow.evaluator import Evaluator
+        from pathbench_flow.evaluators import registry
+        from pathbench_flow.evaluators.base import Evaluator
         print(json.dumps({
             "upstream_origin": pathbench.ORIGIN,
             "upstream_file": pathbench.__file__,

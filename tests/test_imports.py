@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pathbench_flow.io import read_parquet, write_parquet
-from pathbench_flow.lazy import lazy_module
-from pathbench_flow.schemas import SPEAKERS_SCHEMA
+from pathbench_flow.common.io import read_parquet, write_parquet
+from pathbench_flow.common.lazy import lazy_module
+from pathbench_flow.schemas.tables import SPEAKERS_SCHEMA
 from pathbench_flow.testing.job_imports import DRY_RUN, run_fresh, script_imports
 from pathbench_flow.testing.speech_fixtures import FIXTURES, require_espeak
 from pathbench_flow.testing.workflow_run import LOCAL_RUN, REPO, copy_workflow
@@ -36,8 +36,8 @@ def test_the_dry_run_imports_no_heavy_library(tmp_path, monkeypatch):
         monkeypatch.setenv(name, value)
     run = run_fresh(DRY_RUN, cwd=copy_workflow(tmp_path / "wf"))
     assert {
-        "pathbench_flow.registry",
-        "pathbench_flow.preflight",
+        "pathbench_flow.evaluators.registry",
+        "pathbench_flow.runtime.preflight",
         "pathbench_flow.stages.openset",
     } <= run.modules
     assert run.heavy() == set()
@@ -69,7 +69,7 @@ def _scoring_job(code: str) -> str:
 def test_an_utterance_scoring_job_loads_only_its_measures_libraries(evaluator, options, libraries):
     run = run_fresh(
         _scoring_job(
-            "from pathbench_flow.evaluator import Item\n"
+            "from pathbench_flow.evaluators.base import Item\n"
             "from pathbench_flow.stages.score import build_evaluator\n"
             f"evaluator = build_evaluator({evaluator!r}, {options!r}, {{}})\n"
             f"score = evaluator.evaluate(Item('blue', {str(BLUE)!r}))\n"
@@ -85,7 +85,7 @@ def test_a_reference_scoring_job_loads_numba_but_not_librosa_for_p_estoi():
     refs = tuple((str(path), 0.0, -1.0) for path in REFERENCES)
     run = run_fresh(
         script_imports(SCRIPTS / "score_reference.py")
-        + "\nfrom pathbench_flow.evaluator import Item\n"
+        + "\nfrom pathbench_flow.evaluators.base import Item\n"
         + "from pathbench_flow.stages.score import build_evaluator\n"
         + f"item = Item('blue', {str(BLUE)!r}, reference_audios={refs!r})\n"
         + "score = build_evaluator('p_estoi', {}, {}).evaluate(item)\n"
@@ -135,7 +135,8 @@ def model_tracks_written(tmp_path_factory) -> tuple[Path, list[Path], dict[str, 
     require_espeak()
     from test_neural import NEURAL, options
 
-    from pathbench_flow import registry, tracks
+    from pathbench_flow import tracks
+    from pathbench_flow.evaluators import registry
     from pathbench_flow.stages.validate import validate_dataset
     from pathbench_flow.testing.kaldi_builder import build_tone_dataset
     from pathbench_flow.testing.tiny_models import build_char_model, build_phone_model, write_arpa

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from pathbench_flow.io import write_json
+from pathbench_flow.common.io import write_json
 
 
 @pytest.fixture

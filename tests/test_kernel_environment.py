@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathbench_flow.kernel_environment import container_kernel_environment
+from pathbench_flow.runtime.kernel_environment import container_kernel_environment
 
 
 def test_kernel_variables_get_container_copies_and_a_users_own_copy_is_kept():

@@ -10,7 +10,7 @@ import pytest
 
 from pathbench_flow.data.manifest import assign_shards, in_utterance_order, load_manifest
 from pathbench_flow.data.validation import DatasetError
-from pathbench_flow.schemas import MANIFEST_SCHEMA
+from pathbench_flow.schemas.tables import MANIFEST_SCHEMA
 from pathbench_flow.stages.validate import validate_dataset
 from pathbench_flow.testing.kaldi_builder import build_dataset, write_lines
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from pathbench_flow.data.validation import MAX_UTTERANCE_S
-from pathbench_flow.memory import (
+from pathbench_flow.runtime.memory import (
     ARPA,
     BENCHMARK_UNIGRAMS,
     BINARY,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.signal
 
-from pathbench_flow.audio import load_audio
+from pathbench_flow.common.audio import load_audio
 from pathbench_flow.measures.mfcc import _hann, mel_filters, mfcc
 from pathbench_flow.testing import RECORDINGS as FIXTURES
 

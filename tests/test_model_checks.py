@@ -16,9 +16,9 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from pathbench_flow import registry
+from pathbench_flow.evaluators import registry
 from pathbench_flow.neural import models
-from pathbench_flow.preflight import ConfigError, check_config
+from pathbench_flow.runtime.preflight import ConfigError, check_config
 from pathbench_flow.stages.score import ScoringFailed, score_utterances
 from pathbench_flow.stages.validate import validate_dataset
 from pathbench_flow.testing.kaldi_builder import build_dataset
@@ -134,7 +134,7 @@ def test_a_valid_tiny_model_passes_and_the_check_reads_no_torch(phone_model):
     for name in ("artp", "artp_old", "dper", "nad"):
         registry.info(name).cls.preflight({"model": str(phone_model)})
     code = (
-        "import sys\nfrom pathbench_flow import registry\n"
+        "import sys\nfrom pathbench_flow.evaluators import registry\n"
         f"registry.info('artp_old').cls.preflight({{'model': {str(phone_model)!r}}})\n"
         f"registry.info('nad').cls.preflight({{'model': {str(phone_model)!r}}})\n"
         "print(sorted({'torch', 'transformers'} & set(sys.modules)))"

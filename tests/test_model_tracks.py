@@ -25,10 +25,11 @@ import soundfile as sf
 import yaml
 from test_neural import BLUE, options
 
-from pathbench_flow import SAMPLE_RATE, registry, tracks
-from pathbench_flow.audio import load_shared
-from pathbench_flow.evaluator import Item, evaluate_all
-from pathbench_flow.languages import LANGUAGES
+from pathbench_flow import SAMPLE_RATE, tracks
+from pathbench_flow.common.audio import load_shared
+from pathbench_flow.common.languages import LANGUAGES
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.base import Item, evaluate_all
 from pathbench_flow.neural import lm, model_tracks, models
 from pathbench_flow.stages.score import score_utterances
 from pathbench_flow.testing.kaldi_builder import build_tone_dataset
@@ -474,7 +475,7 @@ def test_an_lm_track_job_declares_memory_for_the_lm_it_opens(tiny, tmp_path):
     """A PathBench LM is GBs: the n-gram transcription job declares from the size and kind of
     the file its decoder opens (here a sparse KenLM binary beside the ARPA path), so that
     Snakemake holds it back under ``--resources mem_mb`` instead of the kernel killing it."""
-    from pathbench_flow.memory import BINARY, KENLM_BINARY_MAGIC, lm_memory_mb
+    from pathbench_flow.runtime.memory import BINARY, KENLM_BINARY_MAGIC, lm_memory_mb
     from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 
     workdir = copy_workflow(tmp_path / "wf")

@@ -16,7 +16,8 @@ import pytest
 from test_pestoi import FIXTURES, add_noise, speech_like, stretch
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_audio
+from pathbench_flow.common.audio import load_audio
+from pathbench_flow.common.status import NO_REFERENCES, TOO_SHORT, NoScore
 from pathbench_flow.measures.nad import (
     alignment_distance,
     dtw_accumulate,
@@ -24,7 +25,6 @@ from pathbench_flow.measures.nad import (
     nad_features,
     nad_from_audio,
 )
-from pathbench_flow.status import NO_REFERENCES, TOO_SHORT, NoScore
 
 
 def symmetric2_by_loops(test: np.ndarray, reference: np.ndarray) -> np.ndarray:

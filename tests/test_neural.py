@@ -17,8 +17,9 @@ import pytest
 import soundfile as sf
 import yaml
 
-from pathbench_flow import registry, tracks
-from pathbench_flow.evaluator import Item, evaluate_all
+from pathbench_flow import tracks
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.base import Item, evaluate_all
 from pathbench_flow.neural import ctc, models, phonemes
 from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.speech_fixtures import require_espeak
@@ -98,7 +99,7 @@ def test_confidence_and_greedy_decoding() -> None:
 
 
 def test_importing_the_registry_does_not_import_torch() -> None:
-    code = "import sys; import pathbench_flow.registry; print('torch' in sys.modules)"
+    code = "import sys; import pathbench_flow.evaluators.registry; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -264,7 +265,7 @@ def test_an_empty_reference_is_scored_as_pathbench_scores_it(tiny, items, name):
 
 def _hypothesis_phones(evaluator, name: str, item: Item) -> tuple[str, ...]:
     """What the measure compares against the (empty) reference, decoded PathBench's way."""
-    from pathbench_flow.audio import load_shared
+    from pathbench_flow.common.audio import load_shared
 
     audio = load_shared(item.audio_path, item.start, item.end)
     transcripts = evaluator._transcripts
@@ -377,7 +378,7 @@ def test_the_workflow_scores_every_neural_measure(tiny, tmp_path):
     they are PathBench's rows under its names and categories."""
     import pandas as pd
 
-    from pathbench_flow.io import read_parquet
+    from pathbench_flow.common.io import read_parquet
     from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 
     workdir = copy_workflow(tmp_path / "run")

@@ -107,7 +107,7 @@ def _options(measure: str, rebuilt: dict[str, Any], kind: str) -> dict[str, Any]
 
 
 def _items(expected: dict[str, float | None], paths: dict[str, Path]) -> list:
-    from pathbench_flow.evaluator import Item
+    from pathbench_flow.evaluators.base import Item
 
     return [
         Item(
@@ -126,8 +126,8 @@ def _items(expected: dict[str, float | None], paths: dict[str, Path]) -> list:
 
 @pytest.mark.parametrize(("kind", "measure"), CASES, ids=[f"{k}-{m}" for k, m in CASES])
 def test_values_match_pathbench(rebuilt, kind: str, measure: str) -> None:
-    from pathbench_flow import registry
-    from pathbench_flow.evaluator import evaluate_all
+    from pathbench_flow.evaluators import registry
+    from pathbench_flow.evaluators.base import evaluate_all
 
     expected = FROZEN["values"][kind][measure]
     items = _items(expected, rebuilt["paths"])

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pathbench_flow.io import read_parquet, write_parquet
+from pathbench_flow.common.io import read_parquet, write_parquet
 from pathbench_flow.openset import (
     COUNTS_SCHEMA,
     FEATURE_NAMES,

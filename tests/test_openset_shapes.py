@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pathbench_flow.io import write_parquet
-from pathbench_flow.openset.schema import FEATURE_NAMES, FEATURE_SCHEMA
+from pathbench_flow.common.io import write_parquet
+from pathbench_flow.schemas.openset import FEATURE_NAMES, FEATURE_SCHEMA
 from pathbench_flow.stages.openset import (
     PER_FOLD_COLUMNS,
     SPEAKER_COLUMNS,

@@ -18,8 +18,8 @@ from pathbench_flow.openset import (
     OpenSetDataset,
     OpenSetFold,
 )
-from pathbench_flow.openset.schema import FULL_MASK, mask_columns, mask_from_names, mask_text
 from pathbench_flow.openset.types import MAX_COUNT
+from pathbench_flow.schemas.openset import FULL_MASK, mask_columns, mask_from_names, mask_text
 
 VALID = {
     "mask": 0b101,

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pathbench_flow.config_schema import rooted_datasets
 from pathbench_flow.reporting.results_table import PATHBENCH_COLUMNS, PATHBENCH_ROWS
+from pathbench_flow.schemas.config import rooted_datasets
 from pathbench_flow.testing import KALDI_METADATA, REPO
 from pathbench_flow.testing.pathbench_shapes import (
     COLUMNS,

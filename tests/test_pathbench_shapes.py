@@ -30,7 +30,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from pathbench_flow.io import read_parquet
+from pathbench_flow.common.io import read_parquet
 from pathbench_flow.testing.pathbench_shapes import COLUMNS, build
 from pathbench_flow.testing.speech_fixtures import require_espeak
 from pathbench_flow.testing.workflow_run import copy_workflow, snakemake

@@ -17,7 +17,8 @@ import pytest
 import soundfile as sf
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_audio
+from pathbench_flow.common.audio import load_audio
+from pathbench_flow.common.status import NO_REFERENCES, TOO_FEW_REFERENCES, TOO_SHORT, NoScore
 from pathbench_flow.measures.pestoi import (
     gabor_magnitudes,
     p_estoi,
@@ -27,7 +28,6 @@ from pathbench_flow.measures.pestoi import (
     pestoi_template,
     third_octave_matrix,
 )
-from pathbench_flow.status import NO_REFERENCES, TOO_FEW_REFERENCES, TOO_SHORT, NoScore
 from pathbench_flow.testing import RECORDINGS as FIXTURES
 
 

@@ -7,11 +7,11 @@ import parselmouth
 import pytest
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_audio
+from pathbench_flow.common.audio import load_audio
+from pathbench_flow.common.status import OK, UNVOICED, NoScore
 from pathbench_flow.evaluators.signal import StdPitchEvaluator
 from pathbench_flow.evaluators.speaker import F0RangeEvaluator
 from pathbench_flow.measures.pitch import f0_range, std_pitch, voiced_f0, voicing_at
-from pathbench_flow.status import OK, UNVOICED, NoScore
 from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.speech_fixtures import spoken_sentences
 

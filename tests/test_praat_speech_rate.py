@@ -10,15 +10,16 @@ import parselmouth
 import pytest
 from parselmouth.praat import call
 
-from pathbench_flow import SAMPLE_RATE, registry
-from pathbench_flow.audio import load_audio
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.common.audio import load_audio
+from pathbench_flow.common.status import TOO_SHORT
+from pathbench_flow.evaluators import registry
 from pathbench_flow.evaluators.signal import PraatSpeechRateEvaluator
 from pathbench_flow.measures.praat_speech_rate import (
     _window_minimum,
     praat_speech_rate,
     syllable_nuclei,
 )
-from pathbench_flow.status import TOO_SHORT
 from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.speech_fixtures import (
     add_noise,

@@ -12,17 +12,17 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from pathbench_flow import categories
+from pathbench_flow.common.io import read_parquet
 from pathbench_flow.data.kaldi import Finding
 from pathbench_flow.demo.corpus import make_demo
-from pathbench_flow.io import read_parquet
+from pathbench_flow.evaluators import categories
 from pathbench_flow.predictors.check import check_predictors, read_checked
 from pathbench_flow.predictors.comparisons import best_per_category, dataset_comparisons
 from pathbench_flow.predictors.config import SPEAKERS, UTTERANCES, PredictorFile
 from pathbench_flow.predictors.csv_file import read_score_csv
-from pathbench_flow.preflight import ConfigError
 from pathbench_flow.reporting.results_table import aligned_r, sign_aligned
-from pathbench_flow.schemas import SCORE_SCHEMA, SPEAKER_SCORE_SCHEMA
+from pathbench_flow.runtime.preflight import ConfigError
+from pathbench_flow.schemas.tables import SCORE_SCHEMA, SPEAKER_SCORE_SCHEMA
 from pathbench_flow.stages.aggregate import aggregate_speakers
 from pathbench_flow.stages.analysis import metric_metadata
 from pathbench_flow.stages.predictors import import_predictor

@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from pathbench_flow import options, registry
+from pathbench_flow.evaluators import options, registry
 from pathbench_flow.neural import models
-from pathbench_flow.preflight import ConfigError, check_config
+from pathbench_flow.runtime.preflight import ConfigError, check_config
 from pathbench_flow.testing.kaldi_builder import build_dataset
 from pathbench_flow.testing.workflow_run import copy_workflow, dry_run
 
 PLUGIN = """
 from pathlib import Path
 
-from pathbench_flow.evaluator import ReferenceFreeEvaluator
+from pathbench_flow.evaluators.base import ReferenceFreeEvaluator
 
 
 class ModelEvaluator(ReferenceFreeEvaluator):

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from pathbench_flow.io import read_parquet
-from pathbench_flow.progress import Progress, duration, progress
+from pathbench_flow.common.io import read_parquet
+from pathbench_flow.runtime.progress import Progress, duration, progress
 from pathbench_flow.stages.score import score_utterances
 from pathbench_flow.stages.validate import validate_dataset
 from pathbench_flow.testing.kaldi_builder import build_dataset

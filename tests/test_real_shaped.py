@@ -27,7 +27,7 @@ import yaml
 from scipy.signal import resample_poly
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.io import read_parquet
+from pathbench_flow.common.io import read_parquet
 from pathbench_flow.testing.speech_fixtures import pad_in_noise, require_espeak
 from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 

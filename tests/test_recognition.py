@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_audio
-from pathbench_flow.measures.recognition import edit_distance, gop, per, wer, wpm
-from pathbench_flow.status import NoScore
+from pathbench_flow.common.audio import load_audio
+from pathbench_flow.common.status import NoScore
+from pathbench_flow.common.transcripts import edit_distance
+from pathbench_flow.measures.recognition import gop, per, wer, wpm
 from pathbench_flow.testing.speech_fixtures import (
     FIXTURES,
     SENTENCES,

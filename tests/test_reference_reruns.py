@@ -18,7 +18,7 @@ import pytest
 import soundfile as sf
 import yaml
 
-from pathbench_flow.io import read_parquet
+from pathbench_flow.common.io import read_parquet
 from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
 
 pytestmark = pytest.mark.slow

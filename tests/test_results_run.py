@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from pathbench_flow.reporting.run_record import record_start, run_summary
-from pathbench_flow.results_run import (
+from pathbench_flow.runtime.results_run import (
     RESULTS_RECORD,
     ResultsOfAnotherRun,
     RunRecord,
@@ -195,10 +195,10 @@ def test_the_report_describes_the_run_that_made_the_results(tmp_path):
     shutil.copytree(REPO / ".test", workdir / ".test", symlinks=True)
     config = workdir / ".test" / "config" / "config.yaml"
     snakemake(workdir, "--cores", "2", "--configfile", str(config))
-    config.write_text(config.read_text().replace("  - wpm\n", "  - wpm\n  - wada_snr\n"))
+    config.write_text(config.read_text().replace(", wpm]", ", wpm, speech_rate]"))
     snakemake(workdir, "--configfile", str(config), "--report", "report.html")
     landing = report_variable(workdir / "report.html", "workflow_desc")
-    assert ">cpp<" in landing and ">wpm<" in landing and ">wada_snr<" not in landing
+    assert ">cpp<" in landing and ">wpm<" in landing and ">speech_rate<" not in landing
     assert "took" in landing
 
     demo = snakemake(workdir, "--report", "demo.html", check=False)

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pathbench_flow import categories, registry
-from pathbench_flow.io import read_parquet
-from pathbench_flow.metric import FA, RAW, MetricKey
+from pathbench_flow.common.io import read_parquet
+from pathbench_flow.evaluators import categories, registry
+from pathbench_flow.evaluators.metric import FA, RAW, MetricKey
 from pathbench_flow.reporting.published_results import (
     COMPARISON_COLUMNS,
     PUBLISHED_DIR,

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from pathbench_flow.console import MAX_LINE
+from pathbench_flow.runtime.console import MAX_LINE
 from pathbench_flow.testing.workflow_run import (
     copy_workflow,
     full_log,

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from snakemake.scheduling.job_scheduler import JobScheduler
 
-from pathbench_flow import scheduling
-from pathbench_flow.scheduling import (
+from pathbench_flow.runtime import scheduling
+from pathbench_flow.runtime.scheduling import (
     _METHOD,
     _SIZES,
     _coalesced,
@@ -179,8 +179,7 @@ from collections import Counter
 
 import snakemake.io
 
-from pathbench_flow import scheduling
-
+from pathbench_flow.runtime import scheduling
 scheduling.install(workflow)
 SIZED = Counter()
 _size = snakemake.io._IOFile.size

@@ -19,16 +19,16 @@ import pandas as pd
 import pytest
 import yaml
 
-from pathbench_flow.config_schema import schema_problems
+from pathbench_flow.common.io import read_parquet, write_parquet
 from pathbench_flow.data.score_scale import (
     DEFAULT_SCALE,
     SEVERITY,
     as_intelligibility,
     score_scale_of,
 )
-from pathbench_flow.io import read_parquet, write_parquet
 from pathbench_flow.reporting.results_table import aligned_r, write_signs
-from pathbench_flow.schemas import SCORE_SCHEMA
+from pathbench_flow.schemas.config import schema_problems
+from pathbench_flow.schemas.tables import SCORE_SCHEMA
 from pathbench_flow.stages.aggregate import aggregate_speakers
 from pathbench_flow.stages.analysis import align_correlations, correlate, correlate_utterances
 from pathbench_flow.stages.validate import validate_dataset

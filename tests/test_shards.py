@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from pathbench_flow.common.io import read_parquet
 from pathbench_flow.data.shard_plan import listed_audio, reference_shards, shard_audio
-from pathbench_flow.io import read_parquet
 from pathbench_flow.stages.shards import shard_manifest, write_shards
 from pathbench_flow.stages.validate import validate_dataset
 from pathbench_flow.testing.kaldi_builder import build_dataset, write_lines

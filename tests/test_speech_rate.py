@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_audio
+from pathbench_flow.common.audio import load_audio
 from pathbench_flow.measures.speech_rate import pause_fraction, speech_rate, syllable_nuclei
 from pathbench_flow.testing import RECORDINGS as FIXTURES
 

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pathbench_flow.io import read_parquet, write_parquet
-from pathbench_flow.schemas import REFERENCE_SCORE_SCHEMA, SCORE_SCHEMA, SPEAKERS_SCHEMA
+from pathbench_flow.common.io import read_parquet, write_parquet
+from pathbench_flow.schemas.tables import REFERENCE_SCORE_SCHEMA, SCORE_SCHEMA, SPEAKERS_SCHEMA
 from pathbench_flow.stages.analysis import correlate, correlate_utterances, export_speaker_csv
 from pathbench_flow.stats.correlation import correlate_predictions, read_predictions_csv
 

@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 import soundfile as sf
 
+from pathbench_flow.common.io import read_parquet, write_parquet
 from pathbench_flow.data.manifest import load_manifest
-from pathbench_flow.io import read_parquet, write_parquet
 from pathbench_flow.openset.evaluate import CONFIG_COLUMNS, candidate_grid
-from pathbench_flow.openset.schema import FEATURE_SCHEMA, SCHEMA_ID, mask_from_names
 from pathbench_flow.openset.types import ModelConfig
+from pathbench_flow.schemas.openset import FEATURE_SCHEMA, SCHEMA_ID, mask_from_names
 from pathbench_flow.stages.openset import (
     RATES,
     fit_candidates,

@@ -1,4 +1,4 @@
-"""A job opens dataset files only at the copies of its declared inputs (pathbench_flow.staging).
+"""A job opens dataset files only at the copies of its declared inputs (common.staging).
 
 Without S3: a storage provider's local copy is a path that ends with the configured one, so a
 dataset copied below such a prefix, with the original gone, is what a job without a shared file
@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pathbench_flow import staging
-from pathbench_flow.audio import load_audio
-from pathbench_flow.io import read_parquet
+from pathbench_flow.common import staging
+from pathbench_flow.common.audio import load_audio
+from pathbench_flow.common.io import read_parquet
+from pathbench_flow.common.staging import StagedInputs, is_present, located, stage
 from pathbench_flow.stages.validate import validate_dataset
-from pathbench_flow.staging import StagedInputs, is_present, located, stage
 from pathbench_flow.testing.kaldi_builder import build_dataset
 
 STORAGE = Path(".snakemake/storage/s3/bucket/run")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import soundfile as sf
 
-from pathbench_flow import registry
-from pathbench_flow.evaluator import Item
-from pathbench_flow.text import count_words
+from pathbench_flow.common.transcripts import count_words
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.base import Item
 
 
 def test_english_counts_whitespace_words_after_cleaning() -> None:

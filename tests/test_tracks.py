@@ -17,16 +17,17 @@ import yaml
 from parselmouth.praat import call
 from test_speech_rate import syllables
 
-from pathbench_flow import SAMPLE_RATE, registry, tracks
-from pathbench_flow.audio import load_audio
-from pathbench_flow.evaluator import Item
+from pathbench_flow import SAMPLE_RATE, tracks
+from pathbench_flow.common.audio import load_audio
+from pathbench_flow.common.status import TOO_SHORT, NoScore
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.base import Item
 from pathbench_flow.evaluators.signal import CPPSEvaluator, StdPitchEvaluator
 from pathbench_flow.evaluators.speaker import F0RangeEvaluator, VSAEvaluator
 from pathbench_flow.measures import cepstral, speech_rate, vsa
 from pathbench_flow.measures.pitch import pitch_track, praat_pitch
 from pathbench_flow.neural.models import ModelUnavailable
 from pathbench_flow.openset.features import utterance_features
-from pathbench_flow.status import TOO_SHORT, NoScore
 from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.kaldi_builder import build_tone_dataset
 from pathbench_flow.testing.workflow_run import copy_workflow, snakemake
@@ -309,8 +310,8 @@ def test_an_fa_track_reads_the_raw_values_of_recordings_trimming_left_whole(tmp_
     the raw file, and the fa file is the one the job writes without it, byte for byte."""
     import pandas as pd
 
-    from pathbench_flow.io import write_parquet
-    from pathbench_flow.schemas import TRIM_SCHEMA
+    from pathbench_flow.common.io import write_parquet
+    from pathbench_flow.schemas.tables import TRIM_SCHEMA
     from pathbench_flow.stages.tracks import compute_track
     from pathbench_flow.stages.validate import validate_dataset
 

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from pathbench_flow import SAMPLE_RATE, registry
-from pathbench_flow.audio import load_audio, load_shared
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.common.audio import load_audio, load_shared
+from pathbench_flow.common.io import read_parquet
 from pathbench_flow.data.manifest import load_manifest
-from pathbench_flow.evaluator import Item, ReferenceTxtEvaluator
-from pathbench_flow.io import read_parquet
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.base import Item, ReferenceTxtEvaluator
 from pathbench_flow.measures import nad
 from pathbench_flow.measures.cepstral import cpp
 from pathbench_flow.stages.score import score_utterances

@@ -11,7 +11,7 @@ import pytest
 import soundfile as sf
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_audio
+from pathbench_flow.common.audio import load_audio
 from pathbench_flow.testing.speech_fixtures import (
     SENTENCES,
     PaddedSpeech,

@@ -6,15 +6,15 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pathbench_flow import registry
-from pathbench_flow.audio import load_audio
+from pathbench_flow.common.audio import load_audio
+from pathbench_flow.common.io import write_parquet
+from pathbench_flow.common.status import ENERGY_TRIMMED, FAILED_FALLBACK, TRIM_FAILED
 from pathbench_flow.data.manifest import load_manifest
-from pathbench_flow.io import write_parquet
-from pathbench_flow.metric import FA, RAW, MetricKey
-from pathbench_flow.schemas import TRIM_SCHEMA
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.metric import FA, RAW, MetricKey
+from pathbench_flow.schemas.tables import TRIM_SCHEMA
 from pathbench_flow.stages.score import score_reference, score_speakers, score_utterances
 from pathbench_flow.stages.validate import validate_dataset
-from pathbench_flow.status import ENERGY_TRIMMED, FAILED_FALLBACK, TRIM_FAILED
 from pathbench_flow.testing.kaldi_builder import build_dataset
 
 

@@ -5,9 +5,9 @@ import pytest
 from scipy.signal import lfilter
 
 from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.common.status import TOO_SHORT, UNSUPPORTED_LANGUAGE, UNVOICED, NoScore
 from pathbench_flow.measures.vowel_tables import VOWEL_FORMANTS, corner_vowels
 from pathbench_flow.measures.vsa import drop_outliers, polygon_area, seeded_kmeans, vsa
-from pathbench_flow.status import TOO_SHORT, UNSUPPORTED_LANGUAGE, UNVOICED, NoScore
 
 # Hillenbrand et al. (1995) corner vowels /i ae a u/, men and women.
 MALE_CORNERS = np.array([(342, 2322), (588, 1952), (768, 1333), (378, 997)], dtype=float)

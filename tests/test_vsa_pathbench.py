@@ -15,13 +15,14 @@ from sklearn.cluster import KMeans
 from sklearn.mixture import GaussianMixture
 from threadpoolctl import threadpool_limits
 
-from pathbench_flow import SAMPLE_RATE, registry
-from pathbench_flow.audio import load_audio
-from pathbench_flow.evaluator import Item
+from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.common.audio import load_audio
+from pathbench_flow.common.status import UNSUPPORTED_LANGUAGE, UNVOICED
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.base import Item
 from pathbench_flow.evaluators.speaker import VSACornersEvaluator, VSAEvaluator
 from pathbench_flow.measures.vowel_tables import PATHBENCH_TABLES, VOWEL_FORMANTS
 from pathbench_flow.measures.vsa_pathbench import estimated_gender, vsa_pathbench
-from pathbench_flow.status import UNSUPPORTED_LANGUAGE, UNVOICED
 from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.speech_fixtures import require_espeak, spoken_sentences
 

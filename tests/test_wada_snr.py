@@ -10,7 +10,8 @@ from scipy.special import digamma
 from scipy.stats import gamma, rankdata
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_audio
+from pathbench_flow.common.audio import load_audio
+from pathbench_flow.common.status import TOO_SHORT, UNVOICED, NoScore
 from pathbench_flow.evaluators.signal import WadaSNREvaluator
 from pathbench_flow.measures.wada_snr import (
     KIM_STERN_G_TABLE,
@@ -21,7 +22,6 @@ from pathbench_flow.measures.wada_snr import (
     wada_snr,
     wada_snr_pathbench,
 )
-from pathbench_flow.status import TOO_SHORT, UNVOICED, NoScore
 from pathbench_flow.testing import RECORDINGS as FIXTURES
 from pathbench_flow.testing.speech_fixtures import add_noise, require_espeak, spoken_sentences
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from pathbench_flow import __version__
-from pathbench_flow.io import read_parquet
+from pathbench_flow.common.io import read_parquet
 from pathbench_flow.testing.report_page import (
     graph_rules,
     report_variable,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pathbench_flow.io import read_parquet
+from pathbench_flow.common.io import read_parquet
 from pathbench_flow.testing.kaldi_builder import build_dataset
 from pathbench_flow.testing.workflow_run import REPO, copy_workflow, dry_run, snakemake
 

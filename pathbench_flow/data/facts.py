@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pathbench_flow.common.staging import FACTS_KEY
 from pathbench_flow.data.manifest import count_utterances
 from pathbench_flow.data.shard_plan import listed_audio
-from pathbench_flow.staging import FACTS_KEY
 
 __all__ = ["FACTS_KEY", "DatasetFacts", "directory_facts", "gather"]
 

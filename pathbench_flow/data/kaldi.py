@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pathbench_flow.staging import located
+from pathbench_flow.common.staging import located
 
 NOT_RATED = "N/A"
 """The ``spk2score`` value of a speaker without a rating (PathBench's controls)."""

@@ -9,12 +9,13 @@ cores idle.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from pathbench_flow.io import read_parquet
+from pathbench_flow.common.io import read_parquet
 
 
 def count_utterances(dataset_dir: str | Path) -> int:
@@ -63,3 +64,12 @@ def load_manifest(path: str | Path, shard: int | None = None) -> pd.DataFrame:
     if shard is not None:
         frame = frame[frame["shard"] == shard]
     return frame.reset_index(drop=True)
+
+
+def read_tables(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """The score tables at ``paths`` as one frame (an empty frame for no paths), utterance
+    rows in utt_id order so that speaker means do not depend on the shard plan."""
+    frames = [read_parquet(p) for p in paths]
+    if not frames:
+        return pd.DataFrame()
+    return in_utterance_order(frames)

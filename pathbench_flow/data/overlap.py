@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Protocol
 
+from pathbench_flow.common.staging import is_present
 from pathbench_flow.data.kaldi import Finding, Table, read_table
 from pathbench_flow.data.references import Recording, shared_recordings
-from pathbench_flow.staging import is_present
 
 OVERLAP_EXAMPLES = 5
 """How many shared test/reference recordings a finding names before summarising the rest."""

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from pathbench_flow.common.io import atomic_path, write_json, write_text
 from pathbench_flow.data.overlap import read_hashes
-from pathbench_flow.io import atomic_path, write_json, write_text
 
 CHECK_FILE = "pathbench_audio_check.json"
 """The check :func:`prepare` writes into the new datasets root, and the reporting reads."""

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from pathbench_flow.common.staging import located
 from pathbench_flow.data.wavcheck import wav_header
-from pathbench_flow.staging import located
 
 MIN_SAMPLE_RATE = 4_000
 """Half the telephone rate (8 kHz), the lowest rate speech is recorded at: below it the band

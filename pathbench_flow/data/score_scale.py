@@ -68,3 +68,10 @@ def describe(scale: str, file: str = "spk2score") -> str:
         f"{file} rates intelligibility (higher = more intelligible; score_scale: "
         "intelligibility, PathBench's convention)"
     )
+
+
+def ground_truth_of(speakers: pd.DataFrame) -> pd.Series:
+    """speaker_id → rating on the intelligibility scale (NaN for N/A), from the speakers
+    table, where aggregation put it (negated for a severity-rated dataset)."""
+    first = speakers.drop_duplicates("speaker_id").set_index("speaker_id")
+    return first["ground_truth"].astype(float)

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from pathbench_flow.common.languages import LANGUAGES, canonical_language
+from pathbench_flow.common.staging import is_present
+from pathbench_flow.common.transcripts import clean_text
 from pathbench_flow.data.kaldi import (
     Finding,
     FindingLog,
@@ -26,9 +29,6 @@ from pathbench_flow.data.kaldi import (
 from pathbench_flow.data.overlap import digests
 from pathbench_flow.data.recording_checks import RecordingChecks, Span, resolve
 from pathbench_flow.data.recording_file import AudioFacts
-from pathbench_flow.languages import LANGUAGES, canonical_language
-from pathbench_flow.staging import is_present
-from pathbench_flow.text import clean_text
 
 REQUIRED_FILES = ("wav.scp", "text", "utt2spk", "spk2score", "language")
 """``spk2gender`` is optional: PathBench's YouTube set has none (see

@@ -8,8 +8,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from pathbench_flow.common.seeds import DEMO_SEED
 from pathbench_flow.demo.corpus import expected_utterances, make_demo
-from pathbench_flow.seeds import DEMO_SEED
 
 
 def main(argv: Sequence[str] | None = None) -> int:

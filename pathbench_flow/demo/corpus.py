@@ -51,10 +51,10 @@ import numpy as np
 import soundfile as sf
 
 from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.common.languages import ENGLISH
+from pathbench_flow.common.seeds import DEMO_SEED
 from pathbench_flow.data.kaldi import NOT_RATED
 from pathbench_flow.demo.synth import Voice, plan_text, synthesize
-from pathbench_flow.languages import ENGLISH
-from pathbench_flow.seeds import DEMO_SEED
 
 SENTENCES = (
     "the cat sat on the mat",

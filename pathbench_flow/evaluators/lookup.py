@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pathbench_flow.evaluator import LookupEvaluator, Score
-from pathbench_flow.staging import is_present, located
-from pathbench_flow.status import NO_REFERENCES
+from pathbench_flow.common.staging import is_present, located
+from pathbench_flow.common.status import NO_REFERENCES
+from pathbench_flow.evaluators.base import LookupEvaluator, Score
 
 
 class Spk2AgeEvaluator(LookupEvaluator):

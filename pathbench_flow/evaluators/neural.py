@@ -28,9 +28,10 @@ from typing import Annotated, Any, ClassVar
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE, tracks
-from pathbench_flow.audio import load_shared
-from pathbench_flow.categories import MODEL, TEXT
-from pathbench_flow.evaluator import (
+from pathbench_flow.common.audio import load_shared
+from pathbench_flow.common.languages import LANGUAGES
+from pathbench_flow.common.status import ERROR, TOO_SHORT, UNSUPPORTED_LANGUAGE, NoScore
+from pathbench_flow.evaluators.base import (
     Item,
     ReferenceFreeEvaluator,
     ReferenceTxtEvaluator,
@@ -38,13 +39,12 @@ from pathbench_flow.evaluator import (
     failure_score,
     guarded,
 )
+from pathbench_flow.evaluators.categories import MODEL, TEXT
+from pathbench_flow.evaluators.options import MODEL_NAME, ByLanguage, Integer, Text, checked
 from pathbench_flow.evaluators.signal import PATHBENCH, Compat
-from pathbench_flow.languages import LANGUAGES
 from pathbench_flow.neural import ctc, model_tracks, phonemes
 from pathbench_flow.neural import lm as ngram
 from pathbench_flow.neural import models as loading
-from pathbench_flow.options import MODEL_NAME, ByLanguage, Integer, Text, checked
-from pathbench_flow.status import ERROR, TOO_SHORT, UNSUPPORTED_LANGUAGE, NoScore
 
 EMPTY_PHONEMISATION = "empty_phonemisation"
 """Status when a text yields no phone the model knows (nothing to align or compare)."""

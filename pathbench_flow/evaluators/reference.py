@@ -1,7 +1,7 @@
 """Reference-audio measures: the test utterance against healthy speakers saying the same text.
 
 Their ``fa`` variant trims the references as well as the test utterance: the generic wrapper
-(:class:`~pathbench_flow.evaluator.TrimmedReferenceAudioEvaluator`) does, and each measure's
+(:class:`~pathbench_flow.evaluators.base.TrimmedReferenceAudioEvaluator`) does, and each measure's
 ``trim_rule`` says what becomes of recordings whose trim failed (NAD: the default group
 fallback; P-ESTOI: PathBench's convention, :meth:`PEstoiEvaluator.trim_rule`).
 
@@ -21,7 +21,9 @@ from typing import Annotated
 import numpy as np
 
 from pathbench_flow import tracks
-from pathbench_flow.evaluator import (
+from pathbench_flow.common.lazy import lazy_module
+from pathbench_flow.common.status import NO_REFERENCES, SEGMENT_UNTRIMMED, TRIM_FAILED, NoScore
+from pathbench_flow.evaluators.base import (
     NO_REFERENCE_MESSAGE,
     Item,
     ReferenceAudioEvaluator,
@@ -29,11 +31,9 @@ from pathbench_flow.evaluator import (
     TrimGroup,
     noted,
 )
-from pathbench_flow.lazy import lazy_module
+from pathbench_flow.evaluators.options import MODEL_NAME, Integer, OneOf, checked
 from pathbench_flow.neural import model_tracks
 from pathbench_flow.neural import models as loading
-from pathbench_flow.options import MODEL_NAME, Integer, OneOf, checked
-from pathbench_flow.status import NO_REFERENCES, SEGMENT_UNTRIMMED, TRIM_FAILED, NoScore
 
 # Loaded when a job first scores with them (librosa, numba), not when the class is read.
 nad = lazy_module("pathbench_flow.measures.nad")

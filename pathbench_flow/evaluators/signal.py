@@ -18,10 +18,10 @@ from typing import Annotated
 import numpy as np
 
 from pathbench_flow import tracks
-from pathbench_flow.evaluator import ReferenceFreeEvaluator, Score
-from pathbench_flow.lazy import lazy_module
-from pathbench_flow.options import OneOf, checked
-from pathbench_flow.status import UNVOICED
+from pathbench_flow.common.lazy import lazy_module
+from pathbench_flow.common.status import UNVOICED
+from pathbench_flow.evaluators.base import ReferenceFreeEvaluator, Score
+from pathbench_flow.evaluators.options import OneOf, checked
 
 # Loaded when a job first scores with them: reading the classes' metadata needs none of them.
 cepstral = lazy_module("pathbench_flow.measures.cepstral")

@@ -11,22 +11,22 @@ from typing import Annotated
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.evaluator import (
+from pathbench_flow.common.lazy import lazy_module
+from pathbench_flow.common.status import UNSUPPORTED_LANGUAGE
+from pathbench_flow.evaluators.base import (
     Item,
     LanguageAwareSpeakerEvaluator,
     ReferenceFreeSpeakerEvaluator,
     Score,
 )
+from pathbench_flow.evaluators.options import Boolean, checked
 from pathbench_flow.evaluators.signal import (
     PATHBENCH,
     Compat,
     pathbench_only,
     pathbench_zero_when_unvoiced,
 )
-from pathbench_flow.lazy import lazy_module
 from pathbench_flow.measures.vowel_tables import PATHBENCH_TABLES, VOWEL_FORMANTS
-from pathbench_flow.options import Boolean, checked
-from pathbench_flow.status import UNSUPPORTED_LANGUAGE
 
 # Loaded when a job first scores with them (Praat, scikit-learn), not when the class is read.
 pitch = lazy_module("pathbench_flow.measures.pitch")

@@ -26,13 +26,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pathbench_flow.fetching import (
+from pathbench_flow.common.io import write_json
+from pathbench_flow.fetching import ranges
+from pathbench_flow.fetching.pinned import (
     CHUNK,
-    LM_RECORD_SUFFIX,
     LOCK_FILE,
     DigestMismatch,
     lock,
-    ranges,
     read_record,
     reject,
     verify,
@@ -48,8 +48,8 @@ from pathbench_flow.fetching.ziparchive import (
     locate_directory,
     read_members,
 )
-from pathbench_flow.io import write_json
 from pathbench_flow.neural.lm import BINARY_SUFFIX
+from pathbench_flow.neural.models import LM_RECORD_SUFFIX
 
 LMS_FOLDER = "lms"
 """PathBench's ``lms_dir``: its named paths, and the archive's members, lie in it."""
@@ -295,7 +295,7 @@ def fetch_lm(
 ) -> dict[str, Any]:
     """LM ``entry`` under ``root``: the member PathBench opens for it, from the archive whose
     directory :func:`read_directory` recorded, written under its own name beside the named
-    path, with its record (:data:`~pathbench_flow.fetching.LM_RECORD_SUFFIX`) beside that:
+    path, with its record (:data:`~pathbench_flow.neural.models.LM_RECORD_SUFFIX`) beside that:
     ``file`` (the chosen member's name on disk), ``member`` (its directory entry) and
     ``sha256``.
 

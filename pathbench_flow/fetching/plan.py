@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pathbench_flow import fetching, registry
+from pathbench_flow import fetching
+from pathbench_flow.evaluators import registry
 from pathbench_flow.evaluators.neural import ASR_DEFAULT
 from pathbench_flow.fetching import lms
 from pathbench_flow.neural import models as loading

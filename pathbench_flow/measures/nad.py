@@ -23,11 +23,11 @@ import numba
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE, tracks
+from pathbench_flow.common.status import ERROR, NO_REFERENCES, TOO_SHORT, NoScore
 from pathbench_flow.measures.dtw_path import frame_distance
 from pathbench_flow.measures.mfcc import mfcc
 from pathbench_flow.neural import model_tracks
 from pathbench_flow.neural.models import MIN_SAMPLES, NAD_LAYER
-from pathbench_flow.status import ERROR, NO_REFERENCES, TOO_SHORT, NoScore
 
 FeatureKind = Literal["mfcc", "wav2vec2"]
 

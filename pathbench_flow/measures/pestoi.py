@@ -22,8 +22,14 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from pathbench_flow import SAMPLE_RATE, tracks
+from pathbench_flow.common.status import (
+    ERROR,
+    NO_REFERENCES,
+    TOO_FEW_REFERENCES,
+    TOO_SHORT,
+    NoScore,
+)
 from pathbench_flow.measures.dtw_path import warping_path
-from pathbench_flow.status import ERROR, NO_REFERENCES, TOO_FEW_REFERENCES, TOO_SHORT, NoScore
 
 WINDOW = 512
 """Gabor window length in samples (32 ms), as in PathBench."""

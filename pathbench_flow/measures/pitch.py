@@ -17,7 +17,7 @@ import numpy as np
 import parselmouth
 
 from pathbench_flow import tracks
-from pathbench_flow.status import TOO_SHORT, UNVOICED, NoScore
+from pathbench_flow.common.status import TOO_SHORT, UNVOICED, NoScore
 
 
 def pitch_track(audio: np.ndarray, fs: int) -> tuple[np.ndarray, np.ndarray]:

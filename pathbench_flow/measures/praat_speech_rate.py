@@ -31,7 +31,7 @@ import numpy as np
 import parselmouth
 from parselmouth.praat import call
 
-from pathbench_flow.status import TOO_SHORT, NoScore
+from pathbench_flow.common.status import TOO_SHORT, NoScore
 
 INTENSITY_MIN_PITCH_HZ = 50.0
 """Pitch floor of the intensity analysis (64 ms window)."""

@@ -13,14 +13,13 @@ Utterances shorter than :data:`MIN_DURATION_S` raise ``NoScore("too_short")``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.status import ERROR, TOO_SHORT, UNSUPPORTED_LANGUAGE, NoScore
-from pathbench_flow.text import clean_text
+from pathbench_flow.common.status import ERROR, TOO_SHORT, UNSUPPORTED_LANGUAGE, NoScore
+from pathbench_flow.common.transcripts import clean_text, edit_distance
 from pathbench_flow.trimming.sphinx import (
     AlignmentError,
     SphinxModels,
@@ -49,17 +48,6 @@ class Recognition:
     n_reference: int
 
 
-def edit_distance(reference: Sequence[str], hypothesis: Sequence[str]) -> int:
-    """Fewest substitutions, insertions and deletions turning ``reference`` into ``hypothesis``."""
-    previous = list(range(len(hypothesis) + 1))
-    for i, ref in enumerate(reference, start=1):
-        current = [i]
-        for j, hyp in enumerate(hypothesis, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ref != hyp)))
-        previous = current
-    return previous[-1]
-
-
 def _check_input(audio: np.ndarray, language: str) -> None:
     if not is_english(language):
         raise NoScore(UNSUPPORTED_LANGUAGE, f"PocketSphinx models are US English, not {language!r}")
@@ -84,7 +72,8 @@ def wer(audio: np.ndarray, transcription: str, language: str, models: SphinxMode
 
     Edit distance between the words of the cleaned transcription and of the cleaned
     hypothesis, divided by the number of transcription words (so it can exceed 1 when the
-    recogniser inserts words). Both sides go through :func:`pathbench_flow.text.clean_text`, so
+    recogniser inserts words). Both sides go through
+    :func:`~pathbench_flow.common.transcripts.clean_text`, so
     case and punctuation never count as errors.
     """
     _check_input(audio, language)

@@ -20,9 +20,9 @@ from parselmouth.praat import call
 from scipy.spatial import ConvexHull, QhullError
 from scipy.special import logsumexp
 
+from pathbench_flow.common.status import TOO_SHORT, UNSUPPORTED_LANGUAGE, UNVOICED, NoScore
 from pathbench_flow.measures.pitch import pitch_track, voicing_at
 from pathbench_flow.measures.vowel_tables import VOWEL_FORMANTS, corner_vowels
-from pathbench_flow.status import TOO_SHORT, UNSUPPORTED_LANGUAGE, UNVOICED, NoScore
 
 MAX_FORMANT_HZ = {"male": 5000.0, "female": 5500.0}
 """Praat's recommended formant ceilings: shorter vocal tracts put five formants higher."""

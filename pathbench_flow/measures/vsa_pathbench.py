@@ -33,10 +33,10 @@ from sklearn.cluster import KMeans
 from sklearn.mixture import GaussianMixture
 from threadpoolctl import threadpool_limits
 
+from pathbench_flow.common.status import TOO_SHORT, UNSUPPORTED_LANGUAGE, UNVOICED, NoScore
 from pathbench_flow.measures.pitch import pitch_track
 from pathbench_flow.measures.vowel_tables import PATHBENCH_TABLES, pathbench_seeds
 from pathbench_flow.measures.vsa import pooled_points
-from pathbench_flow.status import TOO_SHORT, UNSUPPORTED_LANGUAGE, UNVOICED, NoScore
 
 FEMALE_MEAN_F0_HZ = 165.0
 """Mean F0 above which a speaker without a stated gender is treated as female."""

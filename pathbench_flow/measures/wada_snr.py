@@ -26,7 +26,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy.special import digamma, erf, gammaln, xlogy
 
-from pathbench_flow.status import TOO_SHORT, UNVOICED, NoScore
+from pathbench_flow.common.status import TOO_SHORT, UNVOICED, NoScore
 
 SPEECH_GAMMA_SHAPE = 0.4
 """Shape of the Gamma model of clean-speech amplitude used by Kim & Stern (2008)."""

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pathbench_flow.measures.recognition import edit_distance
+from pathbench_flow.common.transcripts import edit_distance
 
 
 def forced_path(scores: np.ndarray, tokens: Sequence[int], blank: int) -> np.ndarray:

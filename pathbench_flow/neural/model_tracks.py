@@ -33,11 +33,10 @@ from pathlib import Path
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE, tracks
-from pathbench_flow.fetching import LM_RECORD_SUFFIX, RECORD_FILE
+from pathbench_flow.common.status import TOO_SHORT, NoScore
 from pathbench_flow.neural import lm as ngram
 from pathbench_flow.neural import models as loading
-from pathbench_flow.neural.models import PLANNED_FETCHES
-from pathbench_flow.status import TOO_SHORT, NoScore
+from pathbench_flow.neural.models import LM_RECORD_SUFFIX, PLANNED_FETCHES, RECORD_FILE
 
 SMALL_FILE_BYTES = 1 << 20
 """Files up to this size (configs, vocabularies, tokenizer files) are identified by a hash of

@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from pathbench_flow.fetching import LM_RECORD_SUFFIX, RECORD_FILE
 from pathbench_flow.neural.ctc_tokenizer import (
     TOKENIZER_CONFIG_FILE,
     VOCABULARY_FILE,
@@ -40,6 +39,10 @@ from pathbench_flow.neural.ctc_tokenizer import (
     read_tokenizer,
 )
 
+RECORD_FILE = "fetched.lock.json"
+"""What a fetch got (every file's SHA-256, the commit), beside a fetched model."""
+LM_RECORD_SUFFIX = ".fetched.json"
+"""Beside a fetched LM file ``x``: ``x.fetched.json``, its record."""
 PHONE_MODEL = "facebook/wav2vec2-xlsr-53-espeak-cv-ft"
 """PathBench's phone recogniser (espeak-ng phone vocabulary, 392 tokens, 1.26 GB)."""
 NAD_MODEL = "facebook/wav2vec2-large"

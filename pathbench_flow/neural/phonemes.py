@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
-from pathbench_flow.languages import LANGUAGE_ALIASES
+from pathbench_flow.common.languages import LANGUAGE_ALIASES
 
 ESPEAK_LANGUAGES: Mapping[str, str] = {
     "en": "en-us",
@@ -41,7 +41,7 @@ ESPEAK_LANGUAGES: Mapping[str, str] = {
 }
 """Dataset language → espeak-ng voice, as PathBench's Dataset maps them (English is US
 English); aliases such as ``zh`` are resolved first
-(:data:`pathbench_flow.languages.LANGUAGE_ALIASES`)."""
+(:data:`pathbench_flow.common.languages.LANGUAGE_ALIASES`)."""
 
 _CJK_PUNCTUATION = "\u3000\u3001\u3002\uff01\uff0c\uff0e\uff1a\uff1b\uff1f\u300a\u300b\u300c\u300d"
 _CJK_PUNCTUATION += "\u300e\u300f\u3010\u3011\u2018\u2019\u201c\u201d\uff08\uff09\u2014\u2026"

@@ -25,7 +25,6 @@ from pathbench_flow.openset.folds import (
     fold_to_dict,
     validate_fold,
 )
-from pathbench_flow.openset.schema import FEATURE_NAMES, SCHEMA_ID
 from pathbench_flow.openset.types import (
     AggregateMetrics,
     CandidateEvaluation,
@@ -37,6 +36,7 @@ from pathbench_flow.openset.types import (
     OpenSetDataset,
     OpenSetFold,
 )
+from pathbench_flow.schemas.openset import FEATURE_NAMES, SCHEMA_ID
 
 __all__ = [
     "COUNTS_SCHEMA",

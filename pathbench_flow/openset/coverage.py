@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pathbench_flow.openset.schema import FEATURE_NAMES, N_FEATURES
+from pathbench_flow.schemas.openset import FEATURE_NAMES, N_FEATURES
 
 
 def measured_any(frame: pd.DataFrame) -> np.ndarray:

@@ -31,7 +31,6 @@ import pyarrow as pa
 
 from pathbench_flow.openset.folds import FOLD_SETS, validate_fold
 from pathbench_flow.openset.model import ModelError, SpeakerModel, accepts, fit_speaker_model
-from pathbench_flow.openset.schema import mask_columns, mask_from_names
 from pathbench_flow.openset.types import (
     AggregateMetrics,
     CandidateEvaluation,
@@ -44,6 +43,7 @@ from pathbench_flow.openset.types import (
     OpenSetFold,
     exact_rate,
 )
+from pathbench_flow.schemas.openset import mask_columns, mask_from_names
 
 CONFIG_COLUMNS = tuple(item.name for item in fields(ModelConfig))
 COUNT_COLUMNS = tuple(item.name for item in fields(AggregateMetrics))
@@ -59,7 +59,7 @@ COUNTS_SCHEMA = pa.schema(
         *((name, pa.uint64()) for name in COUNT_COLUMNS),
     ]
 )
-"""Arrow schema of a count table, for :func:`pathbench_flow.io.write_parquet` (sort by
+"""Arrow schema of a count table, for :func:`pathbench_flow.common.io.write_parquet` (sort by
 :data:`CONFIG_COLUMNS`). Counts are unsigned 64-bit so that pooled counts up to 2^64 - 1 fit."""
 
 MIN_FIT_ROWS = 2

@@ -22,9 +22,9 @@ from parselmouth.praat import call
 from scipy.signal import welch
 
 from pathbench_flow import tracks
+from pathbench_flow.common.status import NoScore
 from pathbench_flow.measures import mfcc, pitch, speech_rate, vsa, wada_snr
-from pathbench_flow.openset.schema import FEATURE_NAMES
-from pathbench_flow.status import NoScore
+from pathbench_flow.schemas.openset import FEATURE_NAMES
 
 _PERIOD_ARGS = (0.0, 0.0, 0.0001, 0.02, 1.3)
 _MFCC = {"n_mfcc": 5, "n_fft": 400, "hop": 160}

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pathbench_flow.openset.schema import FEATURE_NAMES, FULL_MASK, N_FEATURES, mask_columns
+from pathbench_flow.schemas.openset import FEATURE_NAMES, FULL_MASK, N_FEATURES, mask_columns
 
 MAX_COUNT = 2**64 - 1
 """Counts are stored as unsigned 64-bit integers in count tables; pooling beyond this fails."""

@@ -18,14 +18,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pathbench_flow import registry
-from pathbench_flow.categories import AUDIO
 from pathbench_flow.data.kaldi import Finding, FindingLog, parse_score, read_table
 from pathbench_flow.data.references import REFERENCE_TYPES
-from pathbench_flow.metric import RAW, VARIANTS, MetricKey
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.categories import AUDIO
+from pathbench_flow.evaluators.metric import RAW, VARIANTS, MetricKey
 from pathbench_flow.predictors.config import SPEAKERS, Predictor, PredictorFile, predictors_of
 from pathbench_flow.predictors.csv_file import Scored, read_score_csv
-from pathbench_flow.preflight import ConfigError
+from pathbench_flow.runtime.preflight import ConfigError
 
 RULE = "PathBench's rule: a predictor scores exactly the speakers rated in spk2score"
 
@@ -131,7 +131,7 @@ def registered_metric_names() -> dict[str, str]:
 
 
 def check_predictors(config: Mapping[str, Any], generated: Callable[[Path], bool]) -> None:
-    """Raise :class:`~pathbench_flow.preflight.ConfigError` listing every problem of the
+    """Raise :class:`~pathbench_flow.runtime.preflight.ConfigError` listing every problem of the
     ``predictors`` block: a name taken by an evaluator's metric, a dataset the config does
     not have, and every finding of each CSV against its dataset.
 

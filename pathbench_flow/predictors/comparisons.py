@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pathbench_flow import categories
-from pathbench_flow.io import write_json, write_text
+from pathbench_flow.common.io import write_json, write_text
+from pathbench_flow.evaluators import categories
 from pathbench_flow.reporting.results_table import sign_aligned
 from pathbench_flow.stats.correlation import speaker_sets
 from pathbench_flow.stats.dependent_correlations import METHODS, compare_dependent

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pathbench_flow.io import write_text
+from pathbench_flow.common.io import write_text
 
 DECIMALS = 2
 """Decimals of the page's numbers: the results table's own, and as many as a reader compares."""

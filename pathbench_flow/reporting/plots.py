@@ -24,8 +24,8 @@ from matplotlib.colors import Colormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from pathbench_flow import categories
-from pathbench_flow.io import atomic_path
+from pathbench_flow.common.io import atomic_path
+from pathbench_flow.evaluators import categories
 from pathbench_flow.reporting.results_table import (
     AVERAGE_COLUMN,
     dataset_columns_of,

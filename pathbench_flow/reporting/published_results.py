@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pathbench_flow.io import write_text
+from pathbench_flow.common.io import write_text
 from pathbench_flow.reporting.results_table import (
     AUDIO_ROW,
     DECIMALS,
@@ -41,7 +41,7 @@ from pathbench_flow.reporting.results_table import (
     _cells,
     own_columns,
 )
-from pathbench_flow.schemas import AVERAGE_COLUMN
+from pathbench_flow.schemas.tables import AVERAGE_COLUMN
 
 PUBLISHED_DIR = resources.files("pathbench_flow.reporting") / "published"
 PUBLISHED_TABLE = PUBLISHED_DIR / "pathbench_results_e26aa32.csv"

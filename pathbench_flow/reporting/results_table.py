@@ -62,13 +62,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pathbench_flow import categories
-from pathbench_flow.categories import AUDIO, MODEL, SIGNAL, SPEAKER, TEXT
+from pathbench_flow.common.io import write_parquet, write_text
 from pathbench_flow.data.references import REFERENCE_TYPES
-from pathbench_flow.io import write_parquet, write_text
-from pathbench_flow.metric import FA, VARIANTS, MetricKey
+from pathbench_flow.evaluators import categories
+from pathbench_flow.evaluators.categories import AUDIO, MODEL, SIGNAL, SPEAKER, TEXT
+from pathbench_flow.evaluators.metric import FA, VARIANTS, MetricKey
 from pathbench_flow.reporting import html_table
-from pathbench_flow.schemas import (
+from pathbench_flow.schemas.tables import (
     AVERAGE_COLUMN,
     AVERAGE_INTERVAL_COLUMNS,
     AVERAGE_UNROUNDED_COLUMN,

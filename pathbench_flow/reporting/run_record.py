@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pathbench_flow.io import write_json
+from pathbench_flow.common.io import write_json
 
 RUN_RECORD = Path("logs/run.json")
 """Relative to the working directory, where Snakemake writes ``logs/`` and ``results/``."""
@@ -33,7 +33,8 @@ def record_start(
 ) -> None:
     """A run starts its jobs: its start, and no end until :func:`record_finish`, so that a run
     that fails leaves a record saying it did not finish, not the previous run's times.
-    ``identity`` says which configuration's run it is (pathbench_flow.results_run), so that a
+    ``identity`` says which configuration's run it is (:mod:`~pathbench_flow.runtime.results_run`),
+    so that a
     report of results moved back in from elsewhere gives no other run's times."""
     record = {"version": version, "started": _now().isoformat(), "finished": None}
     write_json(record | ({"identity": dict(identity)} if identity else {}), path)

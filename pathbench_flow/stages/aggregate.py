@@ -21,20 +21,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pathbench_flow.data.manifest import in_utterance_order, load_manifest
+from pathbench_flow.common.io import write_json, write_parquet
+from pathbench_flow.data.manifest import load_manifest, read_tables
 from pathbench_flow.data.score_scale import DEFAULT_SCALE, as_intelligibility, ground_truth_name
-from pathbench_flow.io import read_parquet, write_json, write_parquet
-from pathbench_flow.schemas import SPEAKERS_SCHEMA
+from pathbench_flow.schemas.tables import SPEAKERS_SCHEMA
 from pathbench_flow.stats.correlation import DEFAULT_ALLOWLIST, speaker_sets
-
-
-def read_tables(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """The score tables at ``paths`` as one frame (an empty frame for no paths), utterance
-    rows in utt_id order so that speaker means do not depend on the shard plan."""
-    frames = [read_parquet(p) for p in paths]
-    if not frames:
-        return pd.DataFrame()
-    return in_utterance_order(frames)
 
 
 def aggregate_speakers(

@@ -14,11 +14,16 @@ from typing import Any
 
 import pandas as pd
 
-from pathbench_flow import registry
-from pathbench_flow.data.manifest import load_manifest
+from pathbench_flow.common.io import read_parquet, write_text
+from pathbench_flow.data.manifest import load_manifest, read_tables
 from pathbench_flow.data.pathbench_corpora import audio_statuses, refuse_differing_audio
-from pathbench_flow.data.score_scale import DEFAULT_SCALE, as_intelligibility, ground_truth_name
-from pathbench_flow.io import read_parquet, write_text
+from pathbench_flow.data.score_scale import (
+    DEFAULT_SCALE,
+    as_intelligibility,
+    ground_truth_name,
+    ground_truth_of,
+)
+from pathbench_flow.evaluators import registry
 from pathbench_flow.reporting.html_table import write_html_tables
 from pathbench_flow.reporting.published_results import (
     PUBLISHED_VS_MEASURED_CSV,
@@ -38,20 +43,12 @@ from pathbench_flow.reporting.results_table import (
     write_results_table,
     write_signs,
 )
-from pathbench_flow.stages.aggregate import read_tables
 from pathbench_flow.stats.correlation import (
     correlate_metrics,
     read_utt2score,
     utterance_correlations,
     write_correlations,
 )
-
-
-def ground_truth_of(speakers: pd.DataFrame) -> pd.Series:
-    """speaker_id → rating on the intelligibility scale (NaN for N/A), from the speakers
-    table, where aggregation put it (negated for a severity-rated dataset)."""
-    first = speakers.drop_duplicates("speaker_id").set_index("speaker_id")
-    return first["ground_truth"].astype(float)
 
 
 def metric_metadata(
@@ -281,8 +278,10 @@ def results_table(
     ``dataset_dirs`` (each dataset's test and reference directories) give PathBench's tables
     each column's ``pathbench_audio`` (:func:`pathbench_audio`).
     """
+    from pathbench_flow.reporting.comparisons import (
+        write_comparisons,  # scipy.stats: this stage only
+    )
     from pathbench_flow.reporting.plots import plot_results_heatmap  # matplotlib: this stage only
-    from pathbench_flow.stats.comparisons import write_comparisons  # scipy.stats: this stage only
 
     correlations = {name: read_parquet(p) for name, p in correlation_paths.items()}
     columns = results_columns({name: dataset_settings.get(name, {}) for name in correlations})

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from pathbench_flow.io import write_json
+from pathbench_flow.common.io import write_json
 
 COMMIT = "2ea4121054e245301d3b2b7aa1b7cf8599b479b8"
 """The espeak-ng commit PathBench pins (its README: ``git checkout 2ea41210``), in full."""

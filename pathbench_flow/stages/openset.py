@@ -25,8 +25,9 @@ import numpy as np
 import pandas as pd
 
 from pathbench_flow import SAMPLE_RATE
+from pathbench_flow.common.io import read_parquet, write_json, write_parquet, write_text
 from pathbench_flow.data.manifest import load_manifest
-from pathbench_flow.io import read_parquet, write_json, write_parquet, write_text
+from pathbench_flow.evaluators.base import items_from_manifest, variant_audio
 from pathbench_flow.openset.coverage import measured_any, speaker_coverage, unmeasured_text
 from pathbench_flow.openset.evaluate import (
     CONFIG_COLUMNS,
@@ -44,12 +45,10 @@ from pathbench_flow.openset.folds import (
     fold_from_dict,
     fold_to_dict,
 )
-from pathbench_flow.openset.schema import FEATURE_SCHEMA, SCHEMA_ID, mask_text
 from pathbench_flow.openset.types import AggregateMetrics, ModelConfig, OpenSetDataset, OpenSetFold
-from pathbench_flow.progress import progress
 from pathbench_flow.reporting.html_table import write_html_tables
-from pathbench_flow.stages.score import items_from_manifest
-from pathbench_flow.stages.tracks import variant_audio
+from pathbench_flow.runtime.progress import progress
+from pathbench_flow.schemas.openset import FEATURE_SCHEMA, SCHEMA_ID, mask_text
 from pathbench_flow.tracks.store import load_tracks
 from pathbench_flow.trimming.stored import StoredTrimmer
 
@@ -63,7 +62,7 @@ RATES = (
 )
 UNMEASURED_COLUMNS = ("known_unmeasured", "unknown_unmeasured")
 MASK_TEXT_COLUMN = "config_features"
-"""The selected mask's features by name (:func:`pathbench_flow.openset.schema.mask_text`)."""
+"""The selected mask's features by name (:func:`pathbench_flow.schemas.openset.mask_text`)."""
 """Held-out rows the selected configuration could not measure (declared unknown)."""
 PER_FOLD_COLUMNS = (
     "outer",

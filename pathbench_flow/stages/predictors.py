@@ -2,7 +2,7 @@
 tested against the best built-in measures.
 
 A predictor's CSV is turned into exactly the table an evaluator's job writes (a per-speaker
-``speaker_scores`` table or a per-utterance ``scores`` table, :mod:`pathbench_flow.schemas`),
+``speaker_scores`` table or a per-utterance ``scores`` table, :mod:`pathbench_flow.schemas.tables`),
 so aggregation, correlation, plots and the results table treat it as any metric, and an
 utterance CSV is averaged per speaker by the aggregation itself. Only ids of the validated
 manifest are kept: a speaker or utterance validation dropped is dropped here too, and the
@@ -17,16 +17,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from pathbench_flow.common.io import read_parquet, write_parquet
+from pathbench_flow.common.status import OK
 from pathbench_flow.data.manifest import load_manifest
-from pathbench_flow.io import read_parquet, write_parquet
-from pathbench_flow.metric import RAW
+from pathbench_flow.data.score_scale import ground_truth_of
+from pathbench_flow.evaluators.metric import RAW
 from pathbench_flow.predictors.check import errors_of, read_checked
 from pathbench_flow.predictors.config import SPEAKERS, PredictorFile
 from pathbench_flow.reporting.html_table import write_html_tables
 from pathbench_flow.reporting.results_table import read_signs
-from pathbench_flow.schemas import SCORE_SCHEMA, SPEAKER_SCORE_SCHEMA
-from pathbench_flow.stages.analysis import ground_truth_of
-from pathbench_flow.status import OK
+from pathbench_flow.schemas.tables import SCORE_SCHEMA, SPEAKER_SCORE_SCHEMA
 
 
 def import_predictor(

@@ -9,7 +9,7 @@ The stage owns the variants: a job receives a registered evaluator and the varia
 reference measures, the reference type) to score, applies each variant itself
 (:func:`apply_variant`), and writes the metric's identity in the columns ``evaluator``,
 ``variant`` (and ``reference_type``) with the name
-:class:`~pathbench_flow.metric.MetricKey` derives.
+:class:`~pathbench_flow.evaluators.metric.MetricKey` derives.
 """
 
 from __future__ import annotations
@@ -22,35 +22,25 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from pathbench_flow import registry
+from pathbench_flow.common.io import read_parquet, write_parquet
+from pathbench_flow.common.status import ERROR
 from pathbench_flow.data.manifest import in_utterance_order, load_manifest
 from pathbench_flow.data.references import index_by_text, select_references
-from pathbench_flow.evaluator import Evaluator, Item, Score, Trimmer, contained, evaluate_all
-from pathbench_flow.io import read_parquet, write_parquet
-from pathbench_flow.metric import FA, RAW, MetricKey
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.base import (
+    Evaluator,
+    Score,
+    Trimmer,
+    contained,
+    evaluate_all,
+    items_from_manifest,
+)
+from pathbench_flow.evaluators.metric import FA, RAW, MetricKey
 from pathbench_flow.neural import models
-from pathbench_flow.progress import Progress, progress
-from pathbench_flow.schemas import REFERENCE_SCORE_SCHEMA, SCORE_SCHEMA, SPEAKER_SCORE_SCHEMA
-from pathbench_flow.status import ERROR
+from pathbench_flow.runtime.progress import Progress, progress
+from pathbench_flow.schemas.tables import REFERENCE_SCORE_SCHEMA, SCORE_SCHEMA, SPEAKER_SCORE_SCHEMA
 from pathbench_flow.tracks.store import load_tracks
 from pathbench_flow.trimming.stored import StoredTrimmer
-
-
-def items_from_manifest(frame: pd.DataFrame) -> list[Item]:
-    """Manifest rows → evaluator input items, in utt_id order."""
-    return [
-        Item(
-            utt_id=row.utt_id,
-            audio_path=row.audio_path,
-            start=float(row.start),
-            end=float(row.end),
-            transcription=row.text,
-            language=row.language,
-            speaker_id=row.speaker_id,
-            gender=row.gender,
-        )
-        for row in frame.itertuples(index=False)
-    ]
 
 
 def build_evaluator(name: str, options: dict[str, Any], context: dict[str, Any]) -> Evaluator:

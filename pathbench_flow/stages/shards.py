@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from pathbench_flow.common.io import write_json, write_parquet
 from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.data.references import REFERENCE_TYPES, index_by_text, select_references
-from pathbench_flow.io import write_json, write_parquet
-from pathbench_flow.schemas import MANIFEST_SCHEMA
+from pathbench_flow.schemas.tables import MANIFEST_SCHEMA
 
 TEST_FILES = ("rows", "related", "reference_related", "audio")
 """What the checkpoint writes per shard of a test set; a reference set's shards get their

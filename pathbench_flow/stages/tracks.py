@@ -3,8 +3,8 @@
 The workflow writes a track file per shard for the measures that read a shard at a time, and
 one per set (test or reference) for the reference measures, whose jobs each read recordings of
 every shard. The audio is loaded exactly as the consumers load it (raw:
-:func:`pathbench_flow.audio.load_shared`; ``fa``: the stored trim boundaries through
-:func:`pathbench_flow.evaluator.trimmed_audio`, with its fallback to the untrimmed audio), so
+:func:`pathbench_flow.common.audio.load_shared`; ``fa``: the stored trim boundaries through
+:func:`pathbench_flow.evaluators.base.trimmed_audio`, with its fallback to the untrimmed audio), so
 the digests the file records are the ones the consumers look up. A model track
 (:mod:`pathbench_flow.neural.model_tracks`) is written only for the utterances of the
 languages its readers score: an ASR model serves its languages only. An ``fa`` job also reads
@@ -17,30 +17,23 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-import numpy as np
-
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_shared
+from pathbench_flow.common.status import GOOD_TRIMS
 from pathbench_flow.data.manifest import load_manifest
-from pathbench_flow.evaluator import Item, Trimmer, trimmed_audio
-from pathbench_flow.metric import FA, RAW
+from pathbench_flow.evaluators.base import (
+    Item,
+    items_from_manifest,
+    variant_audio,
+)
+from pathbench_flow.evaluators.metric import FA, RAW
 from pathbench_flow.neural import models
-from pathbench_flow.progress import Progress
-from pathbench_flow.stages.score import items_from_manifest
-from pathbench_flow.status import GOOD_TRIMS
+from pathbench_flow.runtime.progress import Progress
 from pathbench_flow.tracks import TRACKS, Track
 from pathbench_flow.tracks.store import load_tracks, track_rows, write_track
 from pathbench_flow.trimming.stored import StoredTrimmer
 
 LOAD_CHUNK = 64
 """Utterances whose audio a track job holds at once."""
-
-
-def variant_audio(item: Item, trimmer: Trimmer | None) -> np.ndarray:
-    """The audio a consumer analyses for ``item``: trimmed when a trimmer is given."""
-    if trimmer is None:
-        return load_shared(item.audio_path, item.start, item.end)
-    return trimmed_audio(trimmer, item)[0]
 
 
 def kept_whole(items: Sequence[Item], trimmer: StoredTrimmer) -> list[str]:

@@ -13,10 +13,10 @@ from typing import Any
 
 import pandas as pd
 
+from pathbench_flow.common.io import write_parquet
 from pathbench_flow.data.manifest import load_manifest
-from pathbench_flow.io import write_parquet
-from pathbench_flow.progress import progress
-from pathbench_flow.schemas import TRIM_SCHEMA
+from pathbench_flow.runtime.progress import progress
+from pathbench_flow.schemas.tables import TRIM_SCHEMA
 from pathbench_flow.trimming.vad import FATrimmer, TrimRecord
 
 

@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from pathbench_flow.io import read_parquet, write_text
+from pathbench_flow.common.io import read_parquet, write_text
+from pathbench_flow.data.score_scale import ground_truth_of
 from pathbench_flow.reporting.html_table import interval, shown, write_html_tables
 from pathbench_flow.reporting.results_table import (
     AlignedR,
@@ -32,8 +33,7 @@ from pathbench_flow.reporting.results_table import (
     results_columns,
     row_name,
 )
-from pathbench_flow.schemas import AVERAGE_INTERVAL_COLUMNS, AVERAGE_UNROUNDED_COLUMN
-from pathbench_flow.stages.analysis import ground_truth_of
+from pathbench_flow.schemas.tables import AVERAGE_INTERVAL_COLUMNS, AVERAGE_UNROUNDED_COLUMN
 from pathbench_flow.stats.correlation import speaker_sets, wide_values
 from pathbench_flow.stats.resampled_r import MIN_SPEAKERS, UNDEFINED_LIMIT
 from pathbench_flow.stats.uncertainty import (

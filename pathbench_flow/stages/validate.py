@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from pathbench_flow.common.io import write_json, write_parquet
 from pathbench_flow.data.dataset import Dataset
 from pathbench_flow.data.manifest import assign_shards, load_manifest
 from pathbench_flow.data.overlap import (
@@ -22,8 +23,7 @@ from pathbench_flow.data.overlap import (
 )
 from pathbench_flow.data.score_scale import DEFAULT_SCALE, describe, ground_truth_name
 from pathbench_flow.data.validation import MAX_UTTERANCE_S, DatasetError
-from pathbench_flow.io import write_json, write_parquet
-from pathbench_flow.schemas import MANIFEST_SCHEMA
+from pathbench_flow.schemas.tables import MANIFEST_SCHEMA
 
 
 def failed_report_path(report_path: str | Path) -> Path:

@@ -41,11 +41,11 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from pathbench_flow import categories
+from pathbench_flow.common.io import write_parquet
+from pathbench_flow.common.seeds import BOOTSTRAP_SEED
 from pathbench_flow.data.kaldi import Finding, parse_score, read_table
-from pathbench_flow.io import write_parquet
-from pathbench_flow.schemas import CORRELATION_SCHEMA, CORRELATION_STATISTICS
-from pathbench_flow.seeds import BOOTSTRAP_SEED
+from pathbench_flow.evaluators import categories
+from pathbench_flow.schemas.tables import CORRELATION_SCHEMA, CORRELATION_STATISTICS
 from pathbench_flow.stats.resampled_r import MIN_SPEAKERS, UNDEFINED_LIMIT, draw_counts, weighted_r
 
 DEFAULT_ALLOWLIST: tuple[str, ...] = ("wada_snr", "spk2age")

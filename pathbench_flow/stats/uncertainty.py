@@ -59,7 +59,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
-from pathbench_flow.lazy import lazy_module
+from pathbench_flow.common.lazy import lazy_module
 from pathbench_flow.stats.resampled_r import UNDEFINED_LIMIT, draw_counts, weighted_r
 
 # ~0.5 s to import: a job imports this module before it runs, and ranks need it only then.

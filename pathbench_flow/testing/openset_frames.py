@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pathbench_flow.openset.schema import FEATURE_NAMES
+from pathbench_flow.schemas.openset import FEATURE_NAMES
 
 
 def speaker_frame(seed: int = 0) -> pd.DataFrame:

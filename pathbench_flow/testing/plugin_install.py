@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pathbench_flow import registry
+from pathbench_flow.evaluators import registry
 from pathbench_flow.testing import REPO
 
 PLUGIN_DIR = REPO / "tests" / "plugins"

@@ -13,7 +13,7 @@ from typing import IO
 
 import yaml
 
-from pathbench_flow.results_run import RESULTS_RECORD
+from pathbench_flow.runtime.results_run import RESULTS_RECORD
 from pathbench_flow.testing import REPO
 
 WORKFLOW_FILES = ("Snakefile", "workflow", "scripts", "profiles", "config")

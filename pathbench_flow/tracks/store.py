@@ -20,9 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pathbench_flow.io import write_parquet
-from pathbench_flow.status import NoScore
-from pathbench_flow.tracks import TRACKS, Track, audio_digest, outcomes, remember
+from pathbench_flow.common.io import write_parquet
+from pathbench_flow.common.status import NoScore
+from pathbench_flow.tracks.memo import TRACKS, Track, audio_digest, outcomes, remember
 
 VALUE, NO_SCORE, EXCEPTION = "value", "no_score", "exception"
 

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.languages import ENGLISH
-from pathbench_flow.status import OOV, NoScore
+from pathbench_flow.common.languages import ENGLISH
+from pathbench_flow.common.status import OOV, NoScore
 
 if TYPE_CHECKING:  # imported where models are built: reading stored trims never needs it
     from pocketsphinx import Decoder
@@ -84,7 +84,8 @@ def base_word(word: str) -> str:
 def dictionary_words(transcription: str) -> list[str]:
     """Words of a transcription spelled as CMUdict spells them.
 
-    Unlike :func:`pathbench_flow.text.clean_text` this keeps word-internal apostrophes (CMUdict has
+    Unlike :func:`~pathbench_flow.common.transcripts.clean_text` this keeps word-internal
+    apostrophes (CMUdict has
     ``don't`` and ``i'm``; ``dont`` is missing and ``im`` is a different word) and splits at
     hyphens and other punctuation, because a speaker says both parts of ``well-known``.
     """

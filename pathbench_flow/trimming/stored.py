@@ -2,8 +2,9 @@
 
 Alignment is the expensive part of trimming, so the workflow aligns each utterance once
 (rule ``fa_trim``) and stores boundaries, not audio; every trimmed evaluator variant then cuts
-the audio with :class:`StoredTrimmer`, which honours the same :class:`~pathbench_flow.evaluator.
-Trimmer` interface as :class:`~pathbench_flow.trimming.vad.FATrimmer`.
+the audio with :class:`StoredTrimmer`, which honours the same
+:class:`~pathbench_flow.evaluators.base.Trimmer` interface as
+:class:`~pathbench_flow.trimming.vad.FATrimmer`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from pathlib import Path
 import pandas as pd
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import cut, load_shared
+from pathbench_flow.common.audio import cut, load_shared
+from pathbench_flow.common.io import read_parquet
 from pathbench_flow.data.manifest import load_manifest
-from pathbench_flow.io import read_parquet
 from pathbench_flow.trimming.vad import TrimRecord, TrimResult
 
 

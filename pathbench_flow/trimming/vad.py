@@ -50,11 +50,8 @@ from typing import Any
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import cut, load_audio
-from pathbench_flow.neural import models as loading
-from pathbench_flow.neural.ctc import forced_path
-from pathbench_flow.neural.phonemes import for_vocabulary, phonemise
-from pathbench_flow.status import (
+from pathbench_flow.common.audio import cut, load_audio
+from pathbench_flow.common.status import (
     ALIGNED,
     ENERGY_TRIMMED,
     FAILED_FALLBACK,
@@ -64,6 +61,9 @@ from pathbench_flow.status import (
     UNTRIMMED,
     NoScore,
 )
+from pathbench_flow.neural import models as loading
+from pathbench_flow.neural.ctc import forced_path
+from pathbench_flow.neural.phonemes import for_vocabulary, phonemise
 from pathbench_flow.trimming.sphinx import (
     AlignmentError,
     SphinxModels,

@@ -6,9 +6,9 @@ neural plugin (wav2vec2 articulatory precision, say) would take without needing 
 
 from __future__ import annotations
 
-from pathbench_flow.audio import load_shared
-from pathbench_flow.evaluator import ReferenceTxtEvaluator, Score
-from pathbench_flow.status import TOO_SHORT
+from pathbench_flow.common.audio import load_shared
+from pathbench_flow.common.status import TOO_SHORT
+from pathbench_flow.evaluators.base import ReferenceTxtEvaluator, Score
 
 
 class WordCountEvaluator(ReferenceTxtEvaluator):

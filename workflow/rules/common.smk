@@ -3,13 +3,15 @@ from dataclasses import asdict
 from functools import cache
 from pathlib import Path
 
-from pathbench_flow import registry, results_run
-from pathbench_flow.categories import AUDIO, CATEGORIES
+from pathbench_flow.evaluators import registry
+
+from pathbench_flow.runtime import results_run
+from pathbench_flow.evaluators.categories import AUDIO, CATEGORIES
 from pathbench_flow.data.manifest import shard_count
 from pathbench_flow.fetching.plan import TRIMMING
 from pathbench_flow.stages.openset import fold_counts
 from pathbench_flow.openset.config import openset_enabled
-from pathbench_flow.preflight import check_config
+from pathbench_flow.runtime.preflight import check_config
 from pathbench_flow.predictors.check import check_predictors
 from pathbench_flow.predictors.config import (
     SPEAKERS,

@@ -6,8 +6,8 @@ import yaml
 from snakemake.utils import validate
 
 from pathbench_flow import __version__
-from pathbench_flow.config_schema import check_schema, rooted_datasets
-from pathbench_flow.memory import (
+from pathbench_flow.schemas.config import check_schema, rooted_datasets
+from pathbench_flow.runtime.memory import (
     declared_memory,
     lm_job_memory,
     longest_utterance_s,
@@ -15,7 +15,7 @@ from pathbench_flow.memory import (
 )
 from pathbench_flow.fetching import LM_RECORD_SUFFIX, OFFLINE_VARIABLES, lock
 from pathbench_flow.neural.lm import opened_lm_file
-from pathbench_flow.kernel_environment import container_kernel_environment
+from pathbench_flow.runtime.kernel_environment import container_kernel_environment
 from pathbench_flow.neural.models import DEVICE_VARIABLE, gpus_requested
 
 # Every schema problem at once, one line each with its config file and line (config_schema.py);

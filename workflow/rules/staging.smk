@@ -6,7 +6,7 @@
 import yaml
 
 from pathbench_flow.data.facts import FACTS_KEY, DatasetFacts, gather
-from pathbench_flow.io import atomic_path
+from pathbench_flow.common.io import atomic_path
 
 SHIPPED_FACTS = ".snakemake/pathbench/dataset_facts.yaml"
 

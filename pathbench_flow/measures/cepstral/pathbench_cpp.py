@@ -23,8 +23,8 @@ import numba
 import numpy as np
 import scipy.fft
 
+from pathbench_flow.common.status import TOO_SHORT, NoScore
 from pathbench_flow.measures.cepstral.framing import chunks, require_rate
-from pathbench_flow.status import TOO_SHORT, NoScore
 
 CPP_FRAME = 641
 """Samples per CPP frame (40 ms at 16 kHz); also the length of both FFTs, as in PathBench."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cache
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.status import TOO_SHORT, NoScore
+from pathbench_flow.common.status import TOO_SHORT, NoScore
 
 PITCH_FLOOR = 60.0
 """Hz. Praat's analysis window holds three periods of it: a 2 * 3 / 60 = 0.1 s Gaussian."""

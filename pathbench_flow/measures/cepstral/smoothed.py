@@ -114,3 +114,9 @@ def cpps(audio: np.ndarray, fs: int) -> float:
         peak, quefrency = _peaks(db)
         total += float(np.sum(peak - (slope * quefrency + intercept)))
     return total / len(times)
+
+
+def cpps_arrays(audio: np.ndarray, fs: int) -> tuple[np.ndarray]:
+    """The shared ``cpps`` track's analysis (:data:`pathbench_flow.tracks.CPPS`): :func:`cpps`
+    as one array, loaded by name so that only a job computing the track compiles numba."""
+    return (np.array([cpps(audio, fs)]),)

@@ -31,7 +31,7 @@ from typing import Any
 
 from snakemake.exceptions import WorkflowError
 
-from pathbench_flow.io import write_json
+from pathbench_flow.common.io import write_json
 
 RESULTS_RECORD = Path("results/run.json")
 """Relative to the working directory, like every output. The local file even when outputs go

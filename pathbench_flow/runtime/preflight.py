@@ -5,7 +5,8 @@ constructor does not take, a value it does not accept, a dataset directory that 
 model an evaluator cannot find) would otherwise fail inside every job of a run, or as a
 traceback from an input function. Each problem here names its config key and the fix, and all
 are reported at once. Option values are checked against what the constructor's signature
-declares (:mod:`pathbench_flow.options`), without building the evaluator: the parse must not
+declares (:mod:`~pathbench_flow.evaluators.options`), without building the evaluator: the parse
+must not
 load models or measures' libraries.
 """
 
@@ -16,18 +17,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pathbench_flow import registry
-from pathbench_flow.metric import FA, MetricKey
-from pathbench_flow.options import value_problems
-
-
-class ConfigError(ValueError):
-    """The config cannot work; ``problems`` are ``key: what is wrong; fix`` lines."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        lines = "\n".join(f"  - {problem}" for problem in problems)
-        super().__init__(f"the configuration cannot run ({len(problems)} problem(s)):\n{lines}")
+from pathbench_flow.evaluators import registry
+from pathbench_flow.evaluators.metric import FA, MetricKey
+from pathbench_flow.evaluators.options import value_problems
+from pathbench_flow.schemas.config import ConfigError
 
 
 def check_config(config: Mapping[str, Any], generated: Callable[[Path], bool]) -> None:

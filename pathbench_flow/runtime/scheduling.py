@@ -150,7 +150,7 @@ def _missing(scheduler_class: type, methods: tuple[str, ...], cost: str) -> bool
     absent = [name for name in methods if not callable(getattr(scheduler_class, name, None))]
     if absent:
         logging.getLogger("snakemake.logging").warning(
-            "pathbench_flow.scheduling: this Snakemake's scheduler has no %s; %s",
+            "pathbench_flow.runtime.scheduling: this Snakemake's scheduler has no %s; %s",
             " or ".join(absent),
             cost,
         )

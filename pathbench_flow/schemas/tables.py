@@ -2,7 +2,7 @@
 
 Column types and order are part of every output's bytes, so each table's schema is defined
 here once and the stages that write or read the table import it. The open-set stage's tables
-are described next to their frozen feature list in :mod:`pathbench_flow.openset.schema` and
+are described next to their frozen feature list in :mod:`pathbench_flow.schemas.openset` and
 :mod:`pathbench_flow.openset.evaluate`.
 """
 

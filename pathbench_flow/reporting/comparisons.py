@@ -31,8 +31,8 @@ from pathlib import Path
 import pandas as pd
 from scipy import stats
 
-from pathbench_flow.categories import MODEL, SIGNAL, TEXT
-from pathbench_flow.io import write_json, write_text
+from pathbench_flow.common.io import write_json, write_text
+from pathbench_flow.evaluators.categories import MODEL, SIGNAL, TEXT
 from pathbench_flow.reporting.results_table import PATHBENCH_ROWS, AlignedR
 
 MIN_PAIRS = 2

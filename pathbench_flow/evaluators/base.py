@@ -23,15 +23,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 from pathbench_flow import SAMPLE_RATE, tracks
-from pathbench_flow.audio import load_shared
-from pathbench_flow.categories import AUDIO, LOOKUP, SIGNAL, SPEAKER, TEXT
-from pathbench_flow.data.references import ReferenceAudio
-from pathbench_flow.status import (
+from pathbench_flow.common.audio import load_shared
+from pathbench_flow.common.status import (
     ERROR,
     GOOD_TRIMS,
     NO_REFERENCES,
@@ -39,6 +40,8 @@ from pathbench_flow.status import (
     UNSUPPORTED_LANGUAGE,
     NoScore,
 )
+from pathbench_flow.data.references import ReferenceAudio
+from pathbench_flow.evaluators.categories import AUDIO, LOOKUP, SIGNAL, SPEAKER, TEXT
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,7 @@ def evaluate_all(evaluator: Evaluator, items: Sequence[Item]) -> list[Score]:
 
 
 class Evaluator(ABC):
-    """Common metadata; subclasses are registered by ``name`` in :mod:`pathbench_flow.registry`.
+    """Common metadata; subclasses are registered by ``name`` in :mod:`.registry`.
 
     ``direction`` is +1 when higher values mean more intelligible speech, -1 when lower do.
     ``languages`` is ``None`` for language-independent measures.
@@ -141,7 +144,7 @@ class Evaluator(ABC):
     pathbench_compatible: ClassVar[bool] = False
     level: ClassVar[str] = "utterance"
     category: ClassVar[str]
-    """A :attr:`pathbench_flow.categories.Category.key`; the correlation stage refuses others."""
+    """A :attr:`.categories.Category.key`; the correlation stage refuses others."""
     trimmable: ClassVar[bool] = False
     """Whether the ``fa`` (forced-alignment-trimmed) variant makes sense for this measure, i.e.
     whether :meth:`trimmed` returns a wrapper. Only a measure that is scored through its kind's
@@ -544,7 +547,8 @@ class TrimGroup:
     test: Item
     references: tuple[Item, ...]
     status: Callable[[Item], str]
-    """The trimmer's status (:mod:`pathbench_flow.status`) of a recording, asked once per job."""
+    """The trimmer's status (:mod:`~pathbench_flow.common.status`) of a recording, asked once per
+    job."""
     audio: Callable[[Item, bool], np.ndarray]
     """A recording's audio, trimmed (``True``; a failed trim falls back to the plain load) or
     plain."""
@@ -635,3 +639,27 @@ class TrimmedReferenceAudioEvaluator(TrimmedVariant):
         )
         group = TrimGroup(item, references, self._statuses, self._audio, self.inner.score_loaded)
         return self.inner.trim_rule(group)
+
+
+def items_from_manifest(frame: pd.DataFrame) -> list[Item]:
+    """Manifest rows → evaluator input items, in utt_id order."""
+    return [
+        Item(
+            utt_id=row.utt_id,
+            audio_path=row.audio_path,
+            start=float(row.start),
+            end=float(row.end),
+            transcription=row.text,
+            language=row.language,
+            speaker_id=row.speaker_id,
+            gender=row.gender,
+        )
+        for row in frame.itertuples(index=False)
+    ]
+
+
+def variant_audio(item: Item, trimmer: Trimmer | None) -> np.ndarray:
+    """The audio a consumer analyses for ``item``: trimmed when a trimmer is given."""
+    if trimmer is None:
+        return load_shared(item.audio_path, item.start, item.end)
+    return trimmed_audio(trimmer, item)[0]

@@ -15,12 +15,12 @@ from collections.abc import Callable
 import numpy as np
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.audio import load_shared
-from pathbench_flow.evaluator import ReferenceTxtEvaluator, Score, guarded
-from pathbench_flow.languages import ENGLISH
+from pathbench_flow.common.audio import load_shared
+from pathbench_flow.common.languages import ENGLISH
+from pathbench_flow.common.status import OK
+from pathbench_flow.common.transcripts import count_words
+from pathbench_flow.evaluators.base import ReferenceTxtEvaluator, Score, guarded
 from pathbench_flow.measures import recognition
-from pathbench_flow.status import OK
-from pathbench_flow.text import count_words
 from pathbench_flow.trimming.sphinx import SphinxModels
 
 
@@ -78,7 +78,7 @@ class SphinxGOPEvaluator(_SphinxEvaluator):
 
 class WPMEvaluator(ReferenceTxtEvaluator):
     """Words per minute of the transcription over the utterance's (trimmed) duration; Mandarin
-    counts characters (:func:`pathbench_flow.text.count_words`)."""
+    counts characters (:func:`pathbench_flow.common.transcripts.count_words`)."""
 
     name = "wpm"
     unit = "words/min"

@@ -14,7 +14,7 @@ import numpy as np
 import soundfile as sf
 
 from pathbench_flow import SAMPLE_RATE
-from pathbench_flow.staging import located
+from pathbench_flow.common.staging import located
 
 
 def load_audio(

@@ -123,7 +123,7 @@ class Progress:
 
     def over(self, items: Sequence[T]) -> Sequence[T]:
         """``items`` as a sequence whose iteration counts progress (for batch interfaces that
-        take a sequence, such as :func:`pathbench_flow.evaluator.evaluate_all`)."""
+        take a sequence, such as :func:`pathbench_flow.evaluators.base.evaluate_all`)."""
         return _CountedSequence(items, self)
 
 

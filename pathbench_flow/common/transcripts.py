@@ -1,4 +1,4 @@
-"""Transcription cleaning.
+"""Transcription cleaning, and how far apart two token sequences are (WER, PER).
 
 References are matched to test utterances by *cleaned* text, so cleaning must erase the
 differences annotators introduce (case, punctuation, spacing) and nothing else.
@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
-from pathbench_flow.languages import MANDARIN
+from pathbench_flow.common.languages import MANDARIN
 
 _SPACES = re.compile(r"\s+")
 
@@ -44,3 +45,14 @@ def count_words(text: str, language: str) -> int:
     if language != MANDARIN:
         return len(cleaned.split())
     return len(_HAN.findall(cleaned)) + len(_HAN.sub(" ", cleaned).split())
+
+
+def edit_distance(reference: Sequence[str], hypothesis: Sequence[str]) -> int:
+    """Fewest substitutions, insertions and deletions turning ``reference`` into ``hypothesis``."""
+    previous = list(range(len(hypothesis) + 1))
+    for i, ref in enumerate(reference, start=1):
+        current = [i]
+        for j, hyp in enumerate(hypothesis, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ref != hyp)))
+        previous = current
+    return previous[-1]

@@ -6,7 +6,7 @@ A plugin package adds an evaluator without touching pathbench-flow by declaring,
     [project.entry-points."pathbench_flow.evaluators"]
     my_measure = "my_package.module:MyMeasureEvaluator"
 
-The class must subclass one of the abstract classes in :mod:`pathbench_flow.evaluator` and set
+The class must subclass one of the abstract classes in :mod:`pathbench_flow.evaluators.base` and set
 ``name`` (equal to the entry-point name), ``direction`` and ``unit``.
 """
 
@@ -17,8 +17,8 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
 
-from pathbench_flow.evaluator import Evaluator
-from pathbench_flow.evaluators import lookup, neural, reference, signal, speaker, text
+from pathbench_flow.evaluators import lookup, neural, reference, reference_text, signal, speaker
+from pathbench_flow.evaluators.base import Evaluator
 
 ENTRY_POINT_GROUP = "pathbench_flow.evaluators"
 
@@ -32,10 +32,10 @@ _BUILTIN: tuple[type[Evaluator], ...] = (
     speaker.F0RangeEvaluator,
     speaker.VSAEvaluator,
     speaker.VSACornersEvaluator,
-    text.SphinxWEREvaluator,
-    text.SphinxPEREvaluator,
-    text.SphinxGOPEvaluator,
-    text.WPMEvaluator,
+    reference_text.SphinxWEREvaluator,
+    reference_text.SphinxPEREvaluator,
+    reference_text.SphinxGOPEvaluator,
+    reference_text.WPMEvaluator,
     reference.PEstoiEvaluator,
     reference.PStoiEvaluator,
     reference.NADEvaluator,
@@ -81,9 +81,9 @@ class EvaluatorInfo:
 
 
 def _abc_of(cls: type[Evaluator]) -> str:
-    """The nearest abstract ancestor defined in pathbench_flow.evaluator: the evaluator's kind."""
+    """The nearest abstract ancestor defined in :mod:`.base`: the evaluator's kind."""
     for base in cls.__mro__:
-        if base.__module__ == "pathbench_flow.evaluator" and base is not Evaluator:
+        if base.__module__ == "pathbench_flow.evaluators.base" and base is not Evaluator:
             return base.__name__
     raise TypeError(f"{cls.__name__} does not derive from a pathbench-flow evaluator class")
 

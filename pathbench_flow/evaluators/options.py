@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pathbench_flow.languages import LANGUAGES
+from pathbench_flow.common.languages import LANGUAGES
 
 Init = TypeVar("Init", bound=Callable[..., None])
 
@@ -107,7 +107,7 @@ MODEL_NAME = Text("a model: a local directory or a Hugging Face id")
 
 @dataclass(frozen=True)
 class ByLanguage(Constraint):
-    """A mapping of known language (:data:`pathbench_flow.languages.LANGUAGES`) to a value
+    """A mapping of known language (:data:`pathbench_flow.common.languages.LANGUAGES`) to a value
     ``each`` accepts; with ``one_for_all`` also a single such value, for every language.
 
     A language a dataset cannot have would be a model or file never used, silently.

@@ -3,7 +3,7 @@
 Snakemake's own ``snakemake.utils.validate`` stops at the first problem and prints it with the
 whole schema and the whole config (hundreds of lines for a misspelt key, the useful one near
 the top). This check runs first and reports each problem as the preflight checks do
-(:class:`~pathbench_flow.preflight.ConfigError`): the key, the config file and line it is on,
+(:class:`ConfigError`): the key, the config file and line it is on,
 and for an unknown key the keys allowed there and the nearest one. Snakemake's ``validate``
 still runs after it, to fill in the schema's defaults.
 """
@@ -19,7 +19,15 @@ import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from pathbench_flow.preflight import ConfigError
+
+class ConfigError(ValueError):
+    """The config cannot work; ``problems`` are ``key: what is wrong; fix`` lines."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        lines = "\n".join(f"  - {problem}" for problem in problems)
+        super().__init__(f"the configuration cannot run ({len(problems)} problem(s)):\n{lines}")
+
 
 MESSAGE_LIMIT = 200
 """Characters of a jsonschema message kept: it quotes the offending value, which may be a
