@@ -23,7 +23,7 @@ split.
 Run: ``python benchmarks/lm_memory.py --build-binary PATH/TO/build_binary`` (sizes 0.25, 0.5,
 1, 2 GB; ``--sizes`` to choose, ``--workdir`` for the files, several GB). Prints a Markdown
 table and the least-squares fit per kind, which benchmarks/README.md ("n-gram LM memory")
-holds and :func:`pathbench_flow.memory.lm_memory_mb` declares from.
+holds and :func:`pathbench_flow.runtime.memory.lm_memory_mb` declares from.
 """
 
 from __future__ import annotations
