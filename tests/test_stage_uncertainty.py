@@ -274,7 +274,7 @@ def test_a_one_dataset_run_says_why_forest_is_empty_and_verdicts_without_predict
     assert verdicts.to_dict("records") == [
         {"predictor": "", "category": "", "verdict": NO_PREDICTORS}
     ]
-    assert "Evaluate your own predictor" in NO_PREDICTORS
+    assert "docs/own-predictor.md" in NO_PREDICTORS
 
 
 def test_flagged_measures_share_one_warning() -> None:

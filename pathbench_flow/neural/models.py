@@ -396,7 +396,8 @@ def _device(torch: Any) -> str:
             f"device: cuda, but torch {torch.__version__} sees no CUDA device on "
             f"{os.uname().nodename} (CUDA build: {torch.version.cuda or 'none'}; "
             f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}); run the "
-            "model jobs on a GPU node (README, Running on a GPU node) or set device: auto or cpu"
+            "model jobs on a GPU node (docs/measures.md, Running on a GPU node) or set device: "
+            "auto or cpu"
         )
     return "cpu"
 

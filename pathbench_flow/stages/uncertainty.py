@@ -55,8 +55,8 @@ SUMMARY_DECIMALS = 3
 """Decimals of ``summary.csv``: the Monte Carlo error of 2,000 replicates is ~0.005 on an
 interval's end and ~0.01 on a rank probability, so more digits would be noise."""
 NO_PREDICTORS = (
-    'the config has no predictors: add one under `predictors:` (README, "Evaluate your own '
-    'predictor") to see it compared with every category of built-in measures here'
+    "the config has no predictors: add one under `predictors:` (docs/own-predictor.md, "
+    '"Your own predictor") to see it compared with every category of built-in measures here'
 )
 """The one row of ``predictor_verdicts.csv`` without predictors: a bare header says nothing."""
 FOREST_NOTE = "README.txt"

@@ -25,7 +25,8 @@ flag: with a single cell, the Avg's interval is that interval of the same r.
 
 Intervals are percentile intervals by default, BCa (bias-corrected and accelerated) on
 request: ``benchmarks/uncertainty_coverage.py`` measures the coverage of both on simulated
-benchmarks of PathBench's dependence structure (8 to 30 speakers per corpus), and
+benchmarks of PathBench's dependence structure (corpora of 8 to 30 speakers, the size of its
+smaller ones; its columns have from 8 to 216 rated speakers), and
 ``benchmarks/README.md`` has its table: the percentile interval covered the true Avg at
 least as often as BCa, whose jackknife acceleration is noisy with so few speakers.
 

@@ -1,6 +1,6 @@
-# Runs whose jobs share no file system with this process (README, "Running without a shared
-# file system"): a job sees only its inputs, staged from the storage provider, so the facts the
-# DAG is planned from (which Kaldi files a dataset has, its audio, its size) are gathered here
+# Runs whose jobs share no file system with this process (docs/clusters.md, "Running without a
+# shared file system"): a job sees only its inputs, staged from the storage provider, so the facts
+# the DAG is planned from (which Kaldi files a dataset has, its audio, its size) are gathered here
 # once and shipped to the jobs as a config file of the workflow's sources (the config key
 # FACTS_KEY). Everywhere else the datasets are read directly.
 import yaml
