@@ -5,8 +5,8 @@ cores with this workflow's profile settings (``--scheduler greedy --max-jobs-per
 100/5s``): all ``N`` jobs are ready at once and wait for a core, so every scheduling pass sees
 them all. The jobs cost nothing, so what grows is the scheduler's: the passes (one per finished
 job, plus the timed re-evaluations) times the work per pass (every ready job's inputs). The
-toy's Snakefile installs :mod:`~pathbench_flow.runtime.scheduling` as the workflow's does, from
-whichever
+toy's Snakefile installs :mod:`~pathbench_flow.runtime.scheduling` as the workflow's does
+(:func:`~pathbench_flow.runtime.snakemake_patches.patch_scheduler`), from whichever
 ``pathbench_flow`` is on ``PYTHONPATH``: point it at an older tree to measure before a change.
 
 Recorded: the Snakemake process's own CPU seconds (user + system of that process alone, from
@@ -30,8 +30,8 @@ from pathbench_flow.testing.workflow_run import LOCAL_RUN, start_snakemake  # no
 
 INPUTS = 20
 SNAKEFILE = """\
-from pathbench_flow.runtime import scheduling
-scheduling.install(workflow)
+from pathbench_flow.runtime import snakemake_patches
+snakemake_patches.patch_scheduler(workflow)
 
 INPUTS = [f"inputs/{i}.txt" for i in range(20)]
 

@@ -22,11 +22,12 @@ from pathbench_flow.testing.report_page import graph_rules, rulegraph_rules
 from pathbench_flow.testing.workflow_run import snakemake
 
 TRACKS_SNAKEFILE = """\
-from pathbench_flow.reporting.report_graph import draw_each_rule_once, style_the_report
+from pathbench_flow.reporting.report_graph import REPORT_STYLE, rulegraph_spec
+from pathbench_flow.runtime import snakemake_patches
 
 if config["graph"] == "once":
-    draw_each_rule_once()
-    style_the_report()
+    snakemake_patches.patch_report_graph(rulegraph_spec)
+    snakemake_patches.patch_report_style(REPORT_STYLE)
 
 
 rule all:
@@ -71,7 +72,7 @@ def _report_rules(workdir, graph: str) -> list[str]:
 
 def test_snakemake_draws_a_rule_once_per_depth_of_its_jobs(tracks_run):
     """Why the workflow draws its own graph: should this fail, Snakemake draws each rule once
-    by itself, and draw_each_rule_once can go."""
+    by itself, and snakemake_patches.patch_report_graph can go."""
     workdir, rulegraph = tracks_run
     assert sorted(rulegraph) == ["all", "score", "track"]
     drawn = Counter(_report_rules(workdir, "snakemake"))

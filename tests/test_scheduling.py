@@ -1,5 +1,5 @@
 """The scheduler's timed re-evaluations coalesced and its inputs stat'ed once
-(pathbench_flow/scheduling.py).
+(pathbench_flow/runtime/scheduling.py, put in place by runtime/snakemake_patches.py).
 
 Snakemake's own timer method is the one wrapped and run here, on an object with the semaphore
 the scheduler's loop waits on; each release is one pass of that loop. The input sizes are
@@ -23,16 +23,10 @@ import pytest
 from snakemake.scheduling.job_scheduler import JobScheduler
 
 from pathbench_flow.runtime import scheduling
-from pathbench_flow.runtime.scheduling import (
-    _METHOD,
-    _SIZES,
-    _coalesced,
-    _forgetting_outputs,
-    _measured_once,
-)
+from pathbench_flow.runtime.scheduling import coalesced, forgetting_outputs, measured_once
 from pathbench_flow.testing.workflow_run import LOCAL_RUN
 
-SNAKEMAKES = JobScheduler.__dict__[_METHOD]
+SNAKEMAKES = JobScheduler.__dict__["_schedule_reevalutation"]
 
 
 class Loop:
@@ -59,7 +53,7 @@ def test_snakemakes_timers_pile_up() -> None:
 
 def test_one_pending_timer_wakes_the_loop_once() -> None:
     loop = Loop()
-    schedule = _coalesced(SNAKEMAKES)
+    schedule = coalesced(SNAKEMAKES)
     for _ in range(20):
         schedule(loop, 0.05)
     assert loop.passes(within=1.0) == 1
@@ -69,7 +63,7 @@ def test_the_pass_a_timer_starts_arms_the_next() -> None:
     """A re-evaluation still follows every pass: after the timer fired, a call arms a new
     one, which wakes the loop again."""
     loop = Loop()
-    schedule = _coalesced(SNAKEMAKES)
+    schedule = coalesced(SNAKEMAKES)
     for round_ in range(3):
         schedule(loop, 0.05)
         schedule(loop, 0.05)
@@ -80,7 +74,7 @@ def test_the_timer_does_not_hold_the_process() -> None:
     """A daemon thread: a finished run exits without waiting for a pending re-evaluation."""
     loop = Loop()
     before = set(threading.enumerate())
-    _coalesced(SNAKEMAKES)(loop, 30.0)
+    coalesced(SNAKEMAKES)(loop, 30.0)
     (timer,) = set(threading.enumerate()) - before
     assert timer.daemon
     timer.cancel()
@@ -120,13 +114,13 @@ class Scheduler:
     def finish(self, jobs: list[Job]) -> None:
         """One pass's ``_finish_jobs`` with ``jobs`` ended, Snakemake's own work recorded."""
         self._tofinish = list(jobs)
-        _forgetting_outputs(lambda scheduler: scheduler.finished.extend(scheduler._tofinish))(self)
+        forgetting_outputs(lambda scheduler: scheduler.finished.extend(scheduler._tofinish))(self)
         self._tofinish.clear()
 
 
 def measure(scheduler: Scheduler, jobs: list[Job]) -> dict[File, int | None]:
     """One pass's ``update_input_sizes``; the sizes the selector then reads."""
-    update = _measured_once(JobScheduler.__dict__[_SIZES])
+    update = measured_once(JobScheduler.__dict__["update_input_sizes"])
     asyncio.run(update(scheduler, jobs))
     return dict(scheduler._input_sizes)
 
@@ -179,8 +173,8 @@ from collections import Counter
 
 import snakemake.io
 
-from pathbench_flow.runtime import scheduling
-scheduling.install(workflow)
+from pathbench_flow.runtime import snakemake_patches
+snakemake_patches.patch_scheduler(workflow)
 SIZED = Counter()
 _size = snakemake.io._IOFile.size
 

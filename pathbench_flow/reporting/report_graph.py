@@ -10,11 +10,14 @@ splitting every track and scoring rule by variant, so the workflow gives the rep
 rules built as ``--rulegraph`` builds its own (``DAG.rule_dot``: a rule's inputs are the rules
 of its jobs' dependencies), laid out in the report's format.
 
-The report's page layout is given a stylesheet too (:func:`style_the_report`): Snakemake
+The report's page layout is given a stylesheet too (:data:`REPORT_STYLE`): Snakemake
 centres every view in the window, so a landing page or a figure shorter than the window began
 part of the way down, and one wider than the window lost its left edge beyond the scroll; and
 its Tailwind shrinks every image to the window's width, which made the labels of a wide figure
 (the 28 × 28 pairwise matrix) too small to read.
+
+The Snakefile hands both to :mod:`pathbench_flow.runtime.snakemake_patches`, which puts them in
+Snakemake's report for the versions they were checked on; this module reads only the DAG.
 """
 
 from __future__ import annotations
@@ -65,16 +68,6 @@ def rulegraph_spec(dag: Any) -> tuple[dict[str, list[dict[str, Any]]], int, int]
     return {"nodes": nodes, "links": links, "links_direct": direct}, 100, ymax
 
 
-def draw_each_rule_once() -> None:
-    """Make Snakemake's HTML report draw :func:`rulegraph_spec`. Its reporter looks the function
-    up in its module when it renders, so replacing that name is enough; a Snakemake whose
-    reporter no longer has it keeps its own drawing (tests/test_report.py notices)."""
-    from snakemake.report import html_reporter
-
-    if hasattr(html_reporter, "rulegraph_spec"):
-        html_reporter.rulegraph_spec = rulegraph_spec
-
-
 REPORT_STYLE = """\
 /* pathbench-flow (pathbench_flow/reporting/report_graph.py): every view starts at the top */
 #app div.grow.h-screen.overflow-auto { align-items: flex-start; justify-content: flex-start; }
@@ -84,22 +77,3 @@ REPORT_STYLE = """\
 """Rules on the content area of Snakemake's report (the element its ``ContentDisplay`` draws,
 Tailwind's ``flex items-center justify-center h-screen``); the id outranks Tailwind's classes
 whatever order the styles load in."""
-
-
-def style_the_report() -> None:
-    """Give Snakemake's HTML report :data:`REPORT_STYLE` ahead of any ``--report-stylesheet``,
-    whose rules then still win. The reporter reads its stylesheet in ``__post_init__``, so the
-    style is added after it; a Snakefile read twice in one process adds it once."""
-    from snakemake.report import html_reporter
-
-    reporter = html_reporter.Reporter
-    setup = reporter.__post_init__
-    if getattr(setup, "styled_by_pathbench_flow", False):
-        return
-
-    def styled(self: Any) -> None:
-        setup(self)
-        self.custom_stylesheet = REPORT_STYLE + (self.custom_stylesheet or "")
-
-    styled.styled_by_pathbench_flow = True  # type: ignore[attr-defined]
-    reporter.__post_init__ = styled

@@ -5,7 +5,8 @@ Snakemake's own console prints every job's inputs, outputs, resources and reason
 (on the demo 1,374 lines, one of 3,190 characters listing a shard's recordings), its percentage
 falls when a checkpoint adds jobs, and a Ctrl-C ends in "Error in rule ... died with SIGINT"
 and "At least one job did not complete successfully". :class:`ConsoleHandler` takes the place
-of Snakemake's console handler in the main process of a run (:func:`install`, called by
+of Snakemake's console handler in the main process of a run
+(:func:`~pathbench_flow.runtime.snakemake_patches.patch_console`, called by
 ``workflow/Snakefile``); Snakemake's full log (``.snakemake/log/``) and each job's log under
 ``logs/`` keep everything, as before.
 
@@ -23,7 +24,6 @@ from __future__ import annotations
 import logging
 import re
 import shlex
-import sys
 import textwrap
 import threading
 import time
@@ -299,33 +299,6 @@ class ConsoleHandler(ColorizingTextHandler):
                 ),
             ]
         )
-
-
-def install(workflow: Any) -> None:
-    """Put a :class:`ConsoleHandler` in place of Snakemake's console handler, in the main
-    process of a run. Nothing changes for a dry run (it lists every job on purpose),
-    ``--verbose`` or ``--debug-dag`` (asked for detail), a job's own process, or when a logger
-    plugin writes the console instead of Snakemake's handler."""
-    settings = workflow.output_settings
-    if (
-        not workflow.is_main_process
-        or settings.dryrun
-        or settings.verbose
-        or settings.debug_dag
-        or not workflow.modifier.is_main_snakefile()
-    ):
-        return
-    logger = logging.getLogger("snakemake.logging")
-    for index, handler in enumerate(logger.handlers):
-        if handler.name == "DefaultStreamHandler" and isinstance(handler, ColorizingTextHandler):
-            console = ConsoleHandler(
-                handler,
-                lambda: all(workflow.dag.finished(job) for job in workflow.dag.checkpoint_jobs),
-                sys.argv,
-                show_failed_logs=settings.show_failed_logs,
-            )
-            logger.handlers[index] = console
-            return
 
 
 DIRECTORY_OPTIONS = ("--directory", "-d")

@@ -5,7 +5,8 @@ of another configuration in the same working directory would rewrite the headlin
 (results table, PathBench's table, the uncertainty analysis) with its own datasets only, and a
 report made afterwards would embed one run's tables under the other's description. So a run
 records what it is (:class:`RunRecord`) in ``results/run.json`` as it starts, and
-:func:`install` makes Snakemake's main process stop, before any job is planned, a real run or a
+Snakemake's main process stops (:func:`check_run`, :func:`check_report`, called before any job
+is planned by :func:`~pathbench_flow.runtime.snakemake_patches.patch_results_check`) a real run or a
 report of another configuration while that one's results are there. The message names both
 runs and the commands that keep both or replace them (config ``replace_results``).
 
@@ -23,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -248,32 +248,6 @@ def check_report(current: RunRecord, argv: Sequence[str], record: Path = RESULTS
             ]
         )
     )
-
-
-def install(workflow: Any, current: RunRecord, replace: bool) -> None:
-    """Check ``results/`` when Snakemake's main process starts a real run (not a dry run or
-    ``--touch``) or a report, before it plans any job. Wrapping the workflow's own ``execute``
-    and ``create_report`` sees exactly what Snakemake does, however it was asked (command line,
-    profile, API); the Snakefile, read before, cannot tell a run from a report or ``--lint``."""
-    execute, create_report = workflow.execute, workflow.create_report
-
-    def checked_execute(executor_plugin: Any, *args: Any, **kwargs: Any) -> Any:
-        settings = executor_plugin.common_settings
-        if not (settings.dryrun_exec or settings.touch_exec):
-            check_run(current, replace, sys.argv)
-        return execute(executor_plugin, *args, **kwargs)
-
-    def checked_report(*args: Any, **kwargs: Any) -> Any:
-        check_report(current, sys.argv)
-        return create_report(*args, **kwargs)
-
-    workflow.execute = _named(checked_execute, execute)
-    workflow.create_report = _named(checked_report, create_report)
-
-
-def _named(wrapper: Callable[..., Any], wrapped: Callable[..., Any]) -> Callable[..., Any]:
-    wrapper.__wrapped__ = wrapped  # type: ignore[attr-defined]
-    return wrapper
 
 
 # ---------------------------------------------------------------------------------------------

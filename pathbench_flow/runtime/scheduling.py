@@ -10,7 +10,7 @@ CPU grew with the square of the job count times the ready jobs (py-spy of the ma
 a UASpeech-sized corpus with cheap jobs: 40 % of its samples in job selection, most of them
 stat calls, and another 39 % starting timer threads; benchmarks/README.md has the numbers).
 
-:func:`install` keeps at most one such timer pending: a pass arms one only when none is
+:func:`coalesced` keeps at most one such timer pending: a pass arms one only when none is
 pending, and the timer clears that mark before it wakes the scheduler, so the pass it causes
 arms the next. A re-evaluation therefore still follows every pass within the timespan, as
 before, and jobs still start the moment a core frees up (a job's end wakes the scheduler
@@ -20,28 +20,28 @@ exits.
 The other term: each pass stats every input of every ready job (``update_input_sizes``, an
 ``exists`` and a ``size`` per path, each an asyncio task, to rank jobs by input and temp-file
 size: the greedy selector's reward and the ILP's temp term both read them), so with many jobs
-ready it grew like the passes times the ready inputs. :func:`install` also makes that stat each
+ready it grew like the passes times the ready inputs. :func:`measured_once` makes that stat each
 path once: a size already measured is kept, only paths not yet measured (or missing when last
 looked at) are stat'ed, and a job still ready from the pass before with every input measured
 is not looked at again. An input of a ready job is complete, and inside a run a file changes
 only when a job writes it (a retry, a job a checkpoint's new DAG reruns, a temp file made again
 after its deletion): the outputs of every job that finishes are forgotten before the pass that
-follows it, so whatever reads them next measures them anew. A stale size could only change the
-order jobs start in, never what they compute.
+follows it (:func:`forgetting_outputs`), so whatever reads them next measures them anew. A stale
+size could only change the order jobs start in, never what they compute.
+
+These wrap Snakemake's scheduler methods;
+:func:`pathbench_flow.runtime.snakemake_patches.patch_scheduler` puts them in place, for the
+Snakemake versions they were checked on.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 _PENDING = "_pathbench_reevaluation_pending"
-_METHOD = "_schedule_reevalutation"  # Snakemake's spelling
-_SIZES = "update_input_sizes"
-_FINISH = "_finish_jobs"
 _MEASURED = "_pathbench_measured_jobs"
 _LIMIT = "_pathbench_input_sizes_limit"
 _KEPT = 10_000
@@ -50,7 +50,7 @@ left, the sizes of paths no ready job reads are dropped: memory stays bounded by
 jobs' inputs, and with more ready inputs than that the pruning does not run in every pass."""
 
 
-def _coalesced(schedule: Callable[[Any, float], None]) -> Callable[[Any, float], None]:
+def coalesced(schedule: Callable[[Any, float], None]) -> Callable[[Any, float], None]:
     """Snakemake's ``schedule`` (arm a timer that wakes the scheduler's loop) made a no-op
     while a re-evaluation is pending."""
 
@@ -78,7 +78,7 @@ async def _size(path: Any) -> tuple[Any, int | None]:
     return path, await path.size() if await path.exists() else None
 
 
-def _measured_once(
+def measured_once(
     update: Callable[[Any, Iterable[Any]], Awaitable[None]],
 ) -> Callable[[Any, Iterable[Any]], Awaitable[None]]:
     """Snakemake's ``update_input_sizes`` (stat every input of the ready jobs into the
@@ -113,7 +113,7 @@ def _measured_once(
     return update_new_input_sizes
 
 
-def _forgetting_outputs(finish: Callable[[Any], None]) -> Callable[[Any], None]:
+def forgetting_outputs(finish: Callable[[Any], None]) -> Callable[[Any], None]:
     """Snakemake's ``_finish_jobs`` (post-process the jobs that ended, in the scheduler's loop
     before it selects jobs) made to forget first the sizes of what those jobs wrote."""
 
@@ -133,51 +133,3 @@ def _forgetting_outputs(finish: Callable[[Any], None]) -> Callable[[Any], None]:
         finish(scheduler)
 
     return finish_jobs
-
-
-def _patch(scheduler_class: type, method: str, wrap: Callable[[Any], Any]) -> None:
-    """Replace ``scheduler_class.method`` by ``wrap`` of it, once per process."""
-    original = getattr(scheduler_class, method)
-    if not getattr(original, "pathbench_patched", False):
-        patched = wrap(original)
-        patched.pathbench_patched = True
-        setattr(scheduler_class, method, patched)
-
-
-def _missing(scheduler_class: type, methods: tuple[str, ...], cost: str) -> bool:
-    """Whether this Snakemake's scheduler lacks one of ``methods``; if so, warn what leaving
-    it unpatched costs (the run is correct either way, only the main process's CPU differs)."""
-    absent = [name for name in methods if not callable(getattr(scheduler_class, name, None))]
-    if absent:
-        logging.getLogger("snakemake.logging").warning(
-            "pathbench_flow.runtime.scheduling: this Snakemake's scheduler has no %s; %s",
-            " or ".join(absent),
-            cost,
-        )
-    return bool(absent)
-
-
-def install(workflow: Any) -> None:
-    """Coalesce the scheduler's timed re-evaluations and stat each input once, in the main
-    process of a real run (a dry run selects no jobs). A Snakemake whose scheduler lacks the
-    methods of either part keeps its own behaviour for that part, with a warning. The input
-    sizes are kept only with the finished jobs' outputs forgotten: both methods or neither."""
-    if not workflow.is_main_process or workflow.output_settings.dryrun:
-        return
-    from snakemake.scheduling.job_scheduler import JobScheduler
-
-    if not _missing(
-        JobScheduler,
-        (_METHOD,),
-        "its timed re-evaluations are left uncoalesced (more CPU in the main process on large "
-        "runs)",
-    ):
-        _patch(JobScheduler, _METHOD, _coalesced)
-    if not _missing(
-        JobScheduler,
-        (_SIZES, _FINISH),
-        "every pass stats every input of every ready job (more CPU in the main process on "
-        "large runs)",
-    ):
-        _patch(JobScheduler, _SIZES, _measured_once)
-        _patch(JobScheduler, _FINISH, _forgetting_outputs)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from pathbench_flow.evaluators import registry
 
-from pathbench_flow.runtime import results_run
+from pathbench_flow.runtime import results_run, snakemake_patches
 from pathbench_flow.evaluators.categories import AUDIO, CATEGORIES
 from pathbench_flow.data.manifest import shard_count
 from pathbench_flow.fetching.plan import TRIMMING
@@ -69,13 +69,15 @@ VARIANTS = list(config["variants"])
 NEEDS_TRIM = "fa" in VARIANTS
 # results/ holds one configuration's run at a time: in the main process, a real run or a report
 # of another configuration stops before any job while that run's results are there, unless
-# `replace_results` (pathbench_flow/results_run.py). The config files are those read so far:
+# `replace_results` (pathbench_flow/runtime/results_run.py). The config files are those read so far:
 # the ones given, or the Snakefile's default; a storage run's shipped facts come later.
 RUN = results_run.RunRecord.of(
     workflow.configfiles, workflow.config_settings.config_args, config, is_generated
 )
 if workflow.is_main_process:
-    results_run.install(workflow, RUN, replace=config.get("replace_results", False))
+    snakemake_patches.patch_results_check(
+        workflow, RUN, replace=config.get("replace_results", False)
+    )
 
 
 def _alternatives(names):
