@@ -56,7 +56,7 @@ SHARES_SCRIPT = {
 SHARES_ENTRY = {
     # the speaker-level correlation's work, over utterances (analysis.smk)
     "correlate_utterances": ("correlate",),
-    # a track that runs a model gets the model's memory and time (common.smk, track_resources)
+    # a track that runs a model gets the model's memory and time (track_resources.smk)
     "compute_track": ("compute_track", "compute_model_track"),
 }
 
@@ -312,9 +312,9 @@ def test_the_workflow_has_one_global_wildcard_constraints_block():
         for number, line in enumerate(path.read_text().splitlines(), start=1)
         if line.startswith("wildcard_constraints:")
     ]
-    assert len(blocks) == 1 and blocks[0].startswith("workflow/rules/common.smk:"), (
+    assert len(blocks) == 1 and blocks[0].startswith("workflow/rules/scope.smk:"), (
         f"global wildcard_constraints blocks at {blocks}: keep exactly one, in "
-        "workflow/rules/common.smk (rule-level ones are fine)"
+        "workflow/rules/scope.smk (rule-level ones are fine)"
     )
 
 

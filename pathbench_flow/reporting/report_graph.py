@@ -3,7 +3,7 @@
 Snakemake 9's HTML report (``snakemake.report.rulegraph_spec``) draws one node per rule *per
 level* of the job DAG's topological sort. A rule whose jobs sit at different depths is drawn
 once per depth. Here an ``fa`` track job reads the ``raw`` file of its own track
-(``raw_counterpart``, common.smk), so ``compute_track`` and the set-track rules run at two
+(``raw_counterpart``, track_plan.smk), so ``compute_track`` and the set-track rules run at two
 depths, and so do the scoring rules that read them: the demo's report drew 29 nodes for the
 24 rules of ``--rulegraph``, five of them twice. The cure cannot come from the rules without
 splitting every track and scoring rule by variant, so the workflow gives the report a graph of

@@ -1,5 +1,6 @@
 from pathbench_flow.data.pathbench_corpora import CHECK_FILE
 from pathbench_flow.data.score_scale import score_scale_of
+from pathbench_flow.evaluators.categories import CATEGORIES
 from pathbench_flow.reporting.results_table import results_columns
 from pathbench_flow.stages.analysis import pathbench_audio
 

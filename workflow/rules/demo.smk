@@ -1,6 +1,6 @@
 # The embedded demo corpus: synthesised by the checkpoint below when missing. Everything the
-# workflow knows about it lives here; common.smk asks only the two generic questions at the
-# end (which Kaldi files a generated directory gets, and how many utterances).
+# workflow knows about it lives here; inputs.smk and shard_plan.smk ask only the two generic
+# questions at the end (which Kaldi files a generated directory gets, and how many utterances).
 from pathbench_flow.demo.corpus import expected_utterances
 
 DEMO = config["demo"]

@@ -1,8 +1,8 @@
 # Fetching (config `fetch`): each model and n-gram LM the configured evaluators use, pinned by
 # the package's lock and verified, downloaded once by local rules (on a cluster, the submit host,
 # which has internet). The model options are rewritten to the fetched paths here, before
-# common.smk checks them; each job that runs a model or reads an LM takes the records of its
-# own fetches as input (fetched_by_reader and the others, common.smk): it waits for those only.
+# scope.smk checks them; each job that runs a model or reads an LM takes the records of its
+# own fetches as input (fetched_by_reader and the others, inputs.smk): it waits for those only.
 from pathbench_flow.fetching import RECORD_FILE, LM_RECORD_SUFFIX
 from pathbench_flow.fetching.lms import DIRECTORY_SUFFIX, lm_directory
 from pathbench_flow.fetching.plan import FetchPlan, lock_file, plan_fetches

@@ -1,4 +1,4 @@
-# Before the short scoring jobs (as the tracks, common.smk: track_priority): the open-set
+# Before the short scoring jobs (as the tracks, track_resources.smk: track_priority): the open-set
 # folds, fits and held-out scores wait for every shard's features and run one after another.
 rule openset_features:
     input:

@@ -1,8 +1,8 @@
 # Your own predictors (config `predictors`; docs/own-predictor.md): each CSV
 # becomes the score table an evaluator writes, so from aggregation on a predictor is a metric
 # like any other; then its r is tested against the best built-in measure of each category.
-# PREDICTORS, the CSV checks, the helpers below and the `predictor` wildcard's constraint live
-# in common.smk.
+# PREDICTORS, the CSV checks and the `predictor` wildcard's constraint live in scope.smk, the
+# helpers below in targets.smk.
 
 
 localrules:

@@ -75,7 +75,7 @@ RESOURCES = {
     "openset_features": {"mem_mb": 3000, "runtime": 120},
     # One shared analysis track (pathbench_flow.tracks) of one shard's audio in one variant;
     # a model's outputs need the model (1.3 GB for PathBench's) and its activations; an n-gram
-    # transcription's, its LM (GBs: common.smk, lm_memory).
+    # transcription's, its LM (GBs: track_resources.smk, lm_memory).
     "compute_track": {"mem_mb": 2000, "runtime": 60},
     "compute_model_track": {"mem_mb": 4000, "runtime": 120},
     "openset_folds": {"mem_mb": 2000, "runtime": 10},
@@ -98,7 +98,7 @@ RESOURCES = {
 # measured from 10 minutes to 2 hours (benchmarks/README.md, "Long recordings"; at 2 hours every
 # job kind of the run used at most two thirds of its declaration; the open-set features alone:
 # 0.9 GB at 10 minutes, 7.5 GB at 2 hours). A model track job declares from the longest
-# utterance it reads instead (common.smk, track_memory): wav2vec2 takes ~22 MB per second.
+# utterance it reads instead (track_resources.smk, track_memory): wav2vec2 takes ~22 MB per second.
 MEMORY_PER_MINUTE = {
     "validate_dataset": 10,
     "fa_trim": 9,

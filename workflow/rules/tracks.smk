@@ -1,6 +1,6 @@
 # A shared analysis track (pathbench_flow.tracks) of one shard's audio in one variant: computed once
 # here and read by every measure and the open-set features that need it (score.smk,
-# openset.smk). Jobs are planned only for tracks a configured consumer reads (common.smk); a
+# openset.smk). Jobs are planned only for tracks a configured consumer reads (track_plan.smk); a
 # model's outputs (model tracks) only for the utterances of the languages their readers score.
 rule compute_track:
     input:
@@ -63,7 +63,7 @@ use rule compute_track as compute_reference_track with:
 
 # A track of a whole set, test or reference, in one variant: what the reference-audio measures
 # read, since each of their jobs compares its utterances with recordings of every shard. One
-# job per track, variant and set instead of one per shard (common.smk, set_track).
+# job per track, variant and set instead of one per shard (track_plan.smk, set_track).
 use rule compute_track as compute_set_track with:
     input:
         manifests=lambda wc: shard_slices(wc.dataset),
