@@ -25,8 +25,8 @@ from pathbench_flow.testing.speech_fixtures import (
     recorded_utterances,
     spoken_sentences,
 )
+from pathbench_flow.trimming.forced_alignment import FATrimmer
 from pathbench_flow.trimming.sphinx import SphinxModels
-from pathbench_flow.trimming.vad import FATrimmer
 
 Utterance = tuple[np.ndarray, str]
 

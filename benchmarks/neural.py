@@ -75,7 +75,7 @@ from pathbench_flow.stages.score import load_declared_tracks
 from pathbench_flow.testing import conformance_inputs, tiny_models
 from pathbench_flow.testing.job_imports import run_fresh
 from pathbench_flow.tracks.store import load_tracks, track_rows, write_track
-from pathbench_flow.trimming.vad import FATrimmer
+from pathbench_flow.trimming.forced_alignment import FATrimmer
 
 PEAKED = {
     "base": {

@@ -100,7 +100,7 @@ def test_a_reference_scoring_job_loads_numba_but_not_librosa_for_p_estoi():
 def test_a_trimming_job_loads_pocketsphinx_only_to_align(backend, libraries):
     run = run_fresh(
         script_imports(SCRIPTS / "fa_trim.py")
-        + "\nfrom pathbench_flow.trimming.vad import FATrimmer\n"
+        + "\nfrom pathbench_flow.trimming.forced_alignment import FATrimmer\n"
         + f"trimmer = FATrimmer.from_config({{'backend': {backend!r}}})\n"
         + f"print(trimmer.trim({str(BLUE)!r}, 'blue', 'en').record.backend)"
     )

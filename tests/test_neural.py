@@ -314,7 +314,8 @@ def test_nad_with_wav2vec2_layer_features(tiny, items):
 
 
 def test_wav2vec2_trimmer_follows_pathbench_rule(tiny, tmp_path):
-    from pathbench_flow.trimming.vad import FATrimmer, Wav2Vec2Aligner
+    from pathbench_flow.trimming.forced_alignment import FATrimmer
+    from pathbench_flow.trimming.wav2vec2 import Wav2Vec2Aligner
 
     audio, _ = sf.read(BLUE["japanese10"])
     padded = tmp_path / "padded.wav"

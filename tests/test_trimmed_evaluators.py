@@ -25,8 +25,8 @@ from pathbench_flow.testing.speech_fixtures import (
     speak,
     spoken_sentences,
 )
+from pathbench_flow.trimming.forced_alignment import FATrimmer, TrimRecord, TrimResult
 from pathbench_flow.trimming.stored import StoredTrimmer
-from pathbench_flow.trimming.vad import FATrimmer, TrimRecord, TrimResult
 
 
 @pytest.fixture(scope="module")

@@ -20,15 +20,10 @@ from pathbench_flow.testing.speech_fixtures import (
     shared_models,
     spoken_sentences,
 )
+from pathbench_flow.trimming.energy import EnergySettings, band_levels_db, energy_speech_span
+from pathbench_flow.trimming.forced_alignment import FATrimmer, TrimResult
 from pathbench_flow.trimming.sphinx import dictionary_words
-from pathbench_flow.trimming.vad import (
-    EnergySettings,
-    FATrimmer,
-    TrimResult,
-    band_levels_db,
-    ctc_forced_span,
-    energy_speech_span,
-)
+from pathbench_flow.trimming.wav2vec2 import ctc_forced_span
 
 WHITE, PINK, BROWN = 0.0, 1.0, 2.0
 

@@ -457,7 +457,7 @@ class TrimOutcome(Protocol):
 
 
 class Trimmer(Protocol):
-    """Finds speech in an utterance (:class:`pathbench_flow.trimming.vad.FATrimmer`, or
+    """Finds speech in an utterance (:class:`pathbench_flow.trimming.forced_alignment.FATrimmer`, or
     stored boundaries)."""
 
     def trim(

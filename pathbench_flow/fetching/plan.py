@@ -25,7 +25,7 @@ from pathbench_flow.evaluators import registry
 from pathbench_flow.evaluators.neural import ASR_DEFAULT
 from pathbench_flow.fetching import lms
 from pathbench_flow.neural import models as loading
-from pathbench_flow.trimming.vad import WAV2VEC2
+from pathbench_flow.trimming.forced_alignment import WAV2VEC2
 
 NAD_FEATURES = "wav2vec2"
 """NAD's ``features`` value that runs a model (the others read MFCCs)."""

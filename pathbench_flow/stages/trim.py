@@ -17,7 +17,7 @@ from pathbench_flow.common.io import write_parquet
 from pathbench_flow.data.manifest import load_manifest
 from pathbench_flow.runtime.progress import progress
 from pathbench_flow.schemas.tables import TRIM_SCHEMA
-from pathbench_flow.trimming.vad import FATrimmer, TrimRecord
+from pathbench_flow.trimming.forced_alignment import FATrimmer, TrimRecord
 
 
 def fa_trim(

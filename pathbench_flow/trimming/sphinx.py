@@ -1,6 +1,6 @@
 """PocketSphinx decoders and the alignment helpers shared by trimming and the recognition measures.
 
-Why one module: the trimmer (:mod:`pathbench_flow.trimming.vad`) and the measures
+Why one module: the trimmer (:mod:`pathbench_flow.trimming.forced_alignment`) and the measures
 (:mod:`pathbench_flow.measures.recognition`) drive the same English acoustic model, dictionary and
 language models, which ship inside the pocketsphinx 5.x wheel (so everything runs offline).
 Building a decoder reads those files (about half a second each), so a job builds each decoder

@@ -4,7 +4,7 @@ Alignment is the expensive part of trimming, so the workflow aligns each utteran
 (rule ``fa_trim``) and stores boundaries, not audio; every trimmed evaluator variant then cuts
 the audio with :class:`StoredTrimmer`, which honours the same
 :class:`~pathbench_flow.evaluators.base.Trimmer` interface as
-:class:`~pathbench_flow.trimming.vad.FATrimmer`.
+:class:`~pathbench_flow.trimming.forced_alignment.FATrimmer`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathbench_flow import SAMPLE_RATE
 from pathbench_flow.common.audio import cut, load_shared
 from pathbench_flow.common.io import read_parquet
 from pathbench_flow.data.manifest import load_manifest
-from pathbench_flow.trimming.vad import TrimRecord, TrimResult
+from pathbench_flow.trimming.forced_alignment import TrimRecord, TrimResult
 
 
 class StoredTrimmer:
