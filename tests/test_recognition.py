@@ -11,7 +11,9 @@ from pathbench_flow import SAMPLE_RATE
 from pathbench_flow.common.audio import load_audio
 from pathbench_flow.common.status import NoScore
 from pathbench_flow.common.transcripts import edit_distance
-from pathbench_flow.measures.recognition import gop, per, wer, wpm
+from pathbench_flow.measures import recognition, words_per_minute
+from pathbench_flow.measures.recognition import gop, per, wer
+from pathbench_flow.measures.words_per_minute import wpm
 from pathbench_flow.testing.speech_fixtures import (
     FIXTURES,
     SENTENCES,
@@ -129,6 +131,8 @@ def test_wpm():
     assert raised.value.status == "too_short"
     with pytest.raises(ValueError):
         wpm(-1, 2.0)
+    # the same too_short utterances as the recognition measures
+    assert words_per_minute.MIN_DURATION_S == recognition.MIN_DURATION_S
 
 
 @pytest.mark.parametrize("measure", [wer, per, gop])

@@ -21,6 +21,7 @@ from pathbench_flow.common.status import OK
 from pathbench_flow.common.transcripts import count_words
 from pathbench_flow.evaluators.base import ReferenceTxtEvaluator, Score, guarded
 from pathbench_flow.measures import recognition
+from pathbench_flow.measures.words_per_minute import wpm
 from pathbench_flow.trimming.sphinx import SphinxModels
 
 
@@ -86,4 +87,4 @@ class WPMEvaluator(ReferenceTxtEvaluator):
 
     def _score_audio_text(self, audio: np.ndarray, transcription: str, language: str) -> float:
         n_words = count_words(transcription, language)
-        return recognition.wpm(n_words, len(audio) / SAMPLE_RATE)
+        return wpm(n_words, len(audio) / SAMPLE_RATE)

@@ -1,4 +1,4 @@
-"""Recognition-based intelligibility measures for English: WER, PER, GOP and speaking rate.
+"""Recognition-based intelligibility measures for English: WER, PER and GOP with PocketSphinx.
 
 Why these: an automatic recogniser stands in for a listener. The less intelligible the
 speech, the more words (WER) and phones (PER) a recogniser trained on typical speech gets
@@ -151,12 +151,3 @@ def gop(audio: np.ndarray, transcription: str, language: str, models: SphinxMode
     if not per_phone:
         raise NoScore(ERROR, "no speech phone was aligned")
     return float(np.mean(per_phone))
-
-
-def wpm(n_words: int, duration_s: float) -> float:
-    """Speaking rate in words per minute over the (trimmed) utterance duration."""
-    if n_words < 0:
-        raise ValueError(f"negative word count {n_words}")
-    if duration_s < MIN_DURATION_S:
-        raise NoScore(TOO_SHORT, f"{duration_s:.3f} s is shorter than {MIN_DURATION_S} s")
-    return 60.0 * n_words / duration_s
