@@ -1,4 +1,4 @@
-"""The validation stage: a dataset directory in, a manifest and a findings report out.
+"""The manifest: how many utterances a dataset has, their shards, and reading manifests back.
 
 Later stages never read Kaldi files again; they read the manifest, whose ``shard`` column
 splits the work into jobs of about ``shard_size`` utterances. One job per utterance would

@@ -1,4 +1,5 @@
-"""Reference-text measures with the PocketSphinx models embedded in its wheel (English).
+"""Reference-text evaluators: words per minute in any language, and WER, PER and GOP with the
+PocketSphinx models embedded in its wheel (English).
 
 A recogniser trained on typical speech stands in for a naive listener: the less intelligible
 the speech, the more it gets wrong. These are proxies, named ``sphinx_*`` so that PathBench's

@@ -1,4 +1,5 @@
-"""The model lock, fetch records and digest checks, and model downloads pinned to a commit.
+"""The lock and its model entries, digest checks of fetched files and their records, model
+downloads at a pinned commit, and the offline environment of every other job.
 
 The lock shipped with the package (:data:`LOCK_FILE`; config ``fetch.lock`` names another, a
 test's or a mirror's) names, per checkpoint, its hub id, a full commit of its repository and

@@ -1,4 +1,5 @@
-"""One pending re-evaluation of the job queue at a time in Snakemake's scheduler.
+"""Snakemake's scheduler made cheap with many jobs: one pending re-evaluation of the job queue at
+a time, and each input's size stat'ed once until a job writes it.
 
 Snakemake's scheduler makes a pass over the ready jobs when a job ends, and at the end of every
 pass that saw jobs waiting it arms a timer (``--max-jobs-per-timespan``'s timespan) that makes

@@ -1,4 +1,5 @@
-"""Shared analysis tracks and their memo: what several measures run on the same audio, done once.
+"""The tracks (:class:`Track`: pitch, CPPS, P-(E)STOI envelopes, NAD's MFCCs, intensity), the
+uses consumers declare (:class:`TrackUse`), and the in-process memo that runs each once per audio.
 
 Praat's pitch track feeds ``std_pitch``, ``f0_range``, ``speech_rate``, both vowel-space
 measures and the open-set features; its intensity contour feeds ``speech_rate`` and the

@@ -1,4 +1,4 @@
-"""The FA-trim stage and the trimmer that replays its stored boundaries.
+"""The trimmer that replays the boundaries the FA-trim stage stored (:class:`StoredTrimmer`).
 
 Alignment is the expensive part of trimming, so the workflow aligns each utterance once
 (rule ``fa_trim``) and stores boundaries, not audio; every trimmed evaluator variant then cuts
