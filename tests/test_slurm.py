@@ -165,7 +165,7 @@ def test_slurm_executor_plugin_profile(slurm_plugin_node, local_run, tmp_path):
     assert submitted, "no job was submitted to SLURM"
     # The profile forms no groups (see its config.yaml): every job is its own SLURM job.
     assert "Group job" not in text
-    # Jobs are named after the run ID, which `scancel --name <run ID>` relies on (README).
+    # Jobs are named after the run ID, which `scancel --name <run ID>` relies on (docs/clusters.md).
     run_id = re.search(r"SLURM run ID: (\S+)", text)
     assert run_id, text[:3000]
     listed = subprocess.run(

@@ -21,7 +21,7 @@ if workflow.is_main_process:
     check_predictors(config, generated=is_generated)
 
 DATASETS = sorted(config["datasets"])
-# Your own predictors (README, "Evaluate your own predictor"): metrics read from CSVs
+# Your own predictors (docs/own-predictor.md): metrics read from CSVs
 # (predictors.smk), and the datasets they have a CSV for, in config order.
 PREDICTORS = predictors_of(config)
 PREDICTOR_DATASETS = [
