@@ -390,12 +390,13 @@ def test_the_workflow_runs_the_phone_model_once_for_all_its_measures(tiny, tmp_p
         log = (workdir / f"logs/mine/score_utterances/{measure}/0000.log").read_text()
         assert f"tracks: {name} 4 reused, 0 computed" in log, log
 
-    # dper reads the same model: only its own scoring job is added, no track job
+    # dper, added to the same config, reads the same model: only its own scoring job is
+    # added, no track job
     config["evaluators"].append("dper")
-    (workdir / "three.yaml").write_text(yaml.safe_dump(config))
-    plan = _jobs(snakemake(workdir, "-n", "--configfile", "three.yaml").stdout)
+    (workdir / "two.yaml").write_text(yaml.safe_dump(config))
+    plan = _jobs(snakemake(workdir, "-n", "--configfile", "two.yaml").stdout)
     assert plan["score_utterances"] == 1 and "compute_track" not in plan, plan
-    snakemake(workdir, "--cores", "2", "--configfile", "three.yaml")
+    snakemake(workdir, "--cores", "2", "--configfile", "two.yaml")
     log = (workdir / "logs/mine/score_utterances/dper/0000.log").read_text()
     assert f"tracks: {name} 4 reused, 0 computed" in log, log
 
