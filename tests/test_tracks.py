@@ -383,7 +383,10 @@ def test_track_files_are_job_inputs_and_a_new_consumer_reruns_no_track_job(tmp_p
         "results/demo/scores/speech_rate/0000.parquet",
         "results/demo/scores/speech_rate/0001.parquet",
     }
-    snakemake(workdir, "--cores", "2", "--configfile", "extended.yaml")
+    # another config file's run in the same results/: replacing the first run's tables is said
+    snakemake(
+        workdir, "--cores", "2", "--configfile", "extended.yaml", "--config", "replace_results=True"
+    )
     for log in sorted((workdir / "logs/demo/score_utterances/speech_rate").glob("*.log")):
         # pitch from the files; intensity once per utterance, in the job
         assert "tracks: intensity 0 reused, 4 computed; pitch 4 reused, 0 computed" in (
