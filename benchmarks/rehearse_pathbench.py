@@ -277,12 +277,24 @@ def lm_members(shipped: Mapping[str, Any]) -> list[str]:
 def served_files(work: Path, shipped: Mapping[str, Any]) -> tuple[dict[str, Path], dict[str, Path]]:
     """(hub id → tiny model directory, file name → file): a phone model for the phone model
     and NAD's encoder, a character model for the five ASR models; an ``lms.zip`` of tiny ARPA
-    models at the members the lock names; Debian's espeak-ng source."""
-    from pathbench_flow.testing.tiny_models import build_char_model, build_phone_model, write_arpa
+    models at the members the lock names; Debian's espeak-ng source.
+
+    The phone model is peaked as a trained one is (:data:`tiny_models.PEAKS`: most frames
+    blank, the others confident): a random one decodes every frame as blank, which gives
+    every utterance the same phone error rate and leaves PER (Phone) without an r."""
+    from pathbench_flow.testing.tiny_models import (
+        PEAKS,
+        PHONES,
+        build_char_model,
+        build_seeded_model,
+        write_arpa,
+    )
 
     root = work / "served"
     shutil.rmtree(root, ignore_errors=True)
-    phone = build_phone_model(root / "phone")
+    phone = build_seeded_model(
+        root / "phone", PHONES, seed=0, peak=PEAKS["tiny"]["phone"], phones=True
+    )
     char = build_char_model(root / "char", processor=True)
     asr = set(ASR_DEFAULT.values())
     models = {m["id"]: char if m["id"] in asr else phone for m in shipped["models"]}
