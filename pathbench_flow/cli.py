@@ -24,6 +24,7 @@ import pandas as pd
 
 from pathbench_flow import __version__
 from pathbench_flow.data.pathbench_corpora import CHECK_FILE, format_check, prepare
+from pathbench_flow.data.score_scale import DEFAULT_SCALE, SCALES, as_intelligibility, describe
 from pathbench_flow.stats.correlation import (
     CI_LEVEL,
     N_BOOT,
@@ -97,7 +98,11 @@ def read_matched(
 
 def _correlate(args: argparse.Namespace) -> int:
     predictions, ground_truth = read_matched(args.predictions, args.ground_truth)
+    # The workflow's one turning point for severity ratings, so that this r is the r the
+    # workflow reports for the same dataset and config.
+    ground_truth = as_intelligibility(ground_truth, args.score_scale)
     result = correlate_predictions(predictions, ground_truth, args.direction)
+    sys.stdout.write(f"{'ratings:':<16}{describe(args.score_scale)}\n")
     sys.stdout.write(format_correlation(result, args.direction))
     return 0
 
@@ -247,6 +252,14 @@ def build_parser() -> argparse.ArgumentParser:
         choices=(1, -1),
         default=1,
         help="+1 if higher predictions mean more intelligible, -1 if lower (default: 1)",
+    )
+    correlate.add_argument(
+        "--score-scale",
+        choices=SCALES,
+        default=DEFAULT_SCALE,
+        help="what spk2score rates, as the config's datasets.<name>.score_scale: "
+        "'severity' correlates against -spk2score, so r and aligned r are against "
+        f"intelligibility (default: {DEFAULT_SCALE}, PathBench's convention)",
     )
     correlate.set_defaults(run=_correlate)
     benchmark = commands.add_parser(

@@ -65,6 +65,33 @@ def test_negative_direction_reports_aligned_r(
     assert "aligned r:      0." in out
 
 
+def test_severity_ratings_give_the_intelligibility_correlation(
+    tmp_path: Path, spk2score: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A clinician's severity file (the same speakers on a reversed 0-60 scale) read with
+    ``--score-scale severity`` prints the r of the intelligibility file, as the workflow's
+    ``score_scale`` does; read as intelligibility it would print the opposite sign."""
+    severity = tmp_path / "severity_spk2score"
+    severity.write_text(
+        "".join(f"{speaker} {60 - score:g}\n" for speaker, score in RATED.items()) + "FC01 N/A\n"
+    )
+    predictions = write_predictions(tmp_path / "preds.csv", PREDICTED)
+    assert correlate(predictions, spk2score) == 0
+    intelligibility = capsys.readouterr().out
+    assert correlate(predictions, severity, "--score-scale", "severity") == 0
+    turned = capsys.readouterr().out
+    assert correlate(predictions, severity) == 0
+    unturned = capsys.readouterr().out
+
+    def statistic(out: str, label: str) -> str:
+        return next(line for line in out.splitlines() if line.startswith(label))[16:]
+
+    for label in ("Pearson r:", "95% CI of r:", "aligned r:"):
+        assert statistic(turned, label) == statistic(intelligibility, label), label
+    assert "correlated as -spk2score" in turned
+    assert float(statistic(unturned, "aligned r:").split()[0]) < 0
+
+
 def test_a_missing_speaker_is_an_error_that_names_it(
     tmp_path: Path, spk2score: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
