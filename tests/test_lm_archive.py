@@ -25,6 +25,7 @@ from pathbench_flow.fetching import lms
 from pathbench_flow.fetching.ziparchive import LOCAL, TAIL_BYTES
 from pathbench_flow.neural import model_tracks, models
 from pathbench_flow.neural.lm import opened_lm_file
+from pathbench_flow.testing.hub_standin import byte_range
 
 BINARY = "lms/wiki_aa_token.arpa.bin"
 ARPA = "lms/wiki_aa_token.arpa"
@@ -94,10 +95,9 @@ class Server:
 
 
 def _span(wanted: str, size: int) -> tuple[int, int]:
-    first, _, last = wanted.removeprefix("bytes=").partition("-")
-    if not first:
-        return size - int(last), size - 1
-    return int(first), int(last) if last else size - 1
+    """The ``[first, last]`` bytes of ``wanted``, as ``Content-Range`` names them."""
+    start, end = byte_range(wanted, size)
+    return start, end - 1
 
 
 def build_archive(path: Path, corrupt: str | None = None) -> dict[str, bytes]:

@@ -105,7 +105,7 @@ class HubStandIn:
             handler.end_headers()
             return
         data = file.read_bytes()
-        start, end = _byte_range(wanted, len(data))
+        start, end = byte_range(wanted, len(data))
         handler.send_response(206 if wanted else 200)
         for key, value in headers.items():
             handler.send_header(key, value)
@@ -131,9 +131,10 @@ class HubStandIn:
             handler.close_connection = True
 
 
-def _byte_range(wanted: str | None, size: int) -> tuple[int, int]:
+def byte_range(wanted: str | None, size: int) -> tuple[int, int]:
     """The bytes ``[start, end)`` a ``Range`` header asks for: ``bytes=a-b``, ``bytes=a-`` or
-    ``bytes=-n`` (the last ``n``), or the whole file without one."""
+    ``bytes=-n`` (the last ``n``), or the whole file without one. Public for the other local
+    servers of the tests, so that every stand-in reads a Range header one way."""
     if not wanted:
         return 0, size
     first, _, last = wanted.removeprefix("bytes=").partition("-")
