@@ -542,14 +542,14 @@ def main() -> None:
     parser.add_argument("--kinds", default="flat,peaked")
     parser.add_argument("--measures", default=",".join(MEASURES))
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "neural_conformance.md")
-    parser.add_argument("--frozen", type=Path, default=FROZEN, help="'' to leave it alone")
+    parser.add_argument("--frozen", default=str(FROZEN), help="'' to leave it alone")
     parser.add_argument("--calibrate", action="store_true", help="print peaks for this audio")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
     args = parser.parse_args()
     sizes, kinds = args.sizes.split(","), args.kinds.split(",")
     measures = args.measures.split(",")
     out = args.out.resolve()
-    frozen_path = args.frozen.resolve() if str(args.frozen) else None
+    frozen_path = Path(args.frozen).resolve() if args.frozen else None  # Path('') is '.'
 
     space = Workspace(Path(tempfile.mkdtemp(prefix="neural-conformance-")))
     from pathbench_flow.testing import tiny_models
