@@ -58,7 +58,8 @@ def make_audio(spec: Mapping[str, Any], directory: Path, fixtures: Path = FIXTUR
 
     ``make`` is ``vowels`` (:func:`synthetic_speech.vowels` with ``recipe``), ``fixture`` (a file
     of ``fixtures``, read in place) or ``espeak`` (espeak-ng's ``voice`` saying ``text``, then
-    sox to ``rate`` Hz 16-bit; machine-dependent, so never frozen).
+    sox to ``rate`` Hz 16-bit; machine-dependent, so never frozen). sox runs repeatable (``-R``):
+    its dither is random otherwise, so two runs on one machine would decode different samples.
     """
     name = spec["name"]
     if spec["make"] == "fixture":
@@ -73,11 +74,11 @@ def make_audio(spec: Mapping[str, Any], directory: Path, fixtures: Path = FIXTUR
         subprocess.run([*command, spec["text"]], check=True, capture_output=True)
         out = directory / f"{name}.wav"
         via = directory / f"{name}.16k.wav"
-        subprocess.run(["sox", str(raw), "-b", "16", "-r", "16000", str(via)], check=True)
+        subprocess.run(["sox", "-R", str(raw), "-b", "16", "-r", "16000", str(via)], check=True)
         if spec.get("rate", 16000) == 16000:
             via.rename(out)
         else:  # resampled once more, as a corpus stored at another rate would be
-            subprocess.run(["sox", str(via), "-b", "16", "-r", str(spec["rate"]), str(out)])
+            subprocess.run(["sox", "-R", str(via), "-b", "16", "-r", str(spec["rate"]), str(out)])
             via.unlink()
         raw.unlink()
         return out
