@@ -22,10 +22,18 @@ Timing is CPU time (``time.process_time``) of each side over all utterances, one
 thread, models loaded and warmed up on one utterance per language first, audio and
 phonemisation caches emptied (a workflow job starts with neither).
 
+``--lm-binary`` also writes each ``lms/wiki_<lang>_token.arpa``'s KenLM binary beside it
+(``<that>.bin``, with KenLM's ``build_binary``: ``--build-binary``, else ``$KENLM_BUILD_BINARY``,
+else the one on PATH), so PathBench's Double ASR and DArtP open the binary, as they do wherever
+the download holds one; ours still gets the ``.arpa`` path the workflow's lock names, so the
+switch under test is our ``opened_lm_file``, not the harness's. pyctcdecode takes no unigram
+list from a binary, so the two files decode differently.
+
 Outputs: the markdown table (``--out``), a JSON with both sides' per-utterance values beside
-it, and, when the tiny size runs, ``tests/data/pathbench_neural_values.json``: PathBench's values
-on the part of the input every machine can rebuild bit for bit (fixture recordings and
-synthetic vowels), with the recipe, for ``tests/test_neural_conformance.py``.
+it, and, when the tiny size runs without ``--lm-binary``, ``--frozen``
+(``tests/data/pathbench_neural_values.json``): PathBench's values on the part of the input
+every machine can rebuild bit for bit (fixture recordings and synthetic vowels), with the
+recipe, for ``tests/test_neural_conformance.py``.
 """
 
 from __future__ import annotations
@@ -218,6 +226,37 @@ def lm_words(utterances: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     for utt in utterances:
         words[utt["language"]].update(w.strip("¡¿") for w in clean(utt["text"]).split())
     return {lang: sorted(found) for lang, found in words.items()}
+
+
+def build_binary_program(given: str | None) -> str:
+    """KenLM's ``build_binary``: ``given``, else ``$KENLM_BUILD_BINARY``, else on PATH."""
+    import shutil
+
+    program = given or os.environ.get("KENLM_BUILD_BINARY") or "build_binary"
+    found = shutil.which(program)
+    if found is None:
+        raise SystemExit(
+            f"--lm-binary: KenLM's build_binary not found ({program!r}); build KenLM and pass "
+            "--build-binary PATH or set KENLM_BUILD_BINARY"
+        )
+    return found
+
+
+def write_lm_binaries(lms: Mapping[str, Path], program: str) -> list[Path]:
+    """Each ``.arpa`` file's KenLM binary as ``<file>.bin``, the name PathBench switches to
+    whenever it exists; a file PathBench names as a binary already (Spanish) is left alone.
+    The ``.arpa`` paths stay what both sides are given: the switch is each side's own."""
+    import subprocess
+
+    written = []
+    for path in lms.values():
+        if path.suffix == ".arpa":
+            binary = path.with_name(path.name + ".bin")
+            done = subprocess.run([program, str(path), str(binary)], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"{program} {path} {binary} failed: {done.stderr.strip()}")
+            written.append(binary)
+    return written
 
 
 # ------------------------------------------------------------------------------ environment
@@ -545,11 +584,18 @@ def main() -> None:
     parser.add_argument("--frozen", default=str(FROZEN), help="'' to leave it alone")
     parser.add_argument("--calibrate", action="store_true", help="print peaks for this audio")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    parser.add_argument(
+        "--lm-binary", action="store_true", help="also write each .arpa's KenLM .arpa.bin"
+    )
+    parser.add_argument("--build-binary", help="KenLM's build_binary (for --lm-binary)")
     args = parser.parse_args()
     sizes, kinds = args.sizes.split(","), args.kinds.split(",")
     measures = args.measures.split(",")
     out = args.out.resolve()
     frozen_path = Path(args.frozen).resolve() if args.frozen else None  # Path('') is '.'
+    if args.lm_binary:  # the frozen values are the ARPA files' (the test rebuilds no binary)
+        frozen_path = None
+    build_binary = build_binary_program(args.build_binary) if args.lm_binary else None
 
     space = Workspace(Path(tempfile.mkdtemp(prefix="neural-conformance-")))
     from pathbench_flow.testing import tiny_models
@@ -576,6 +622,7 @@ def main() -> None:
     paths = inputs.materialise(audio_specs, space.root / "audio")
     words = lm_words(utts)
     lms = inputs.write_lms(space.root, words)
+    binaries = write_lm_binaries(lms, build_binary) if build_binary else []
     speech = [np.asarray(pb.driver.load_audio(str(p))[0]) for p in paths.values()]
 
     rows: list[dict[str, Any]] = []
@@ -636,6 +683,7 @@ def main() -> None:
         "pathbench": str(args.pathbench),
         "pathbench_flow": code_version(),
         "utterances": len(utts),
+        "lm_binaries": [path.name for path in binaries],
         "shapes": {
             k: v | {"peak": v["peak"].as_dict() if v["peak"] else None} for k, v in shapes.items()
         },
@@ -668,7 +716,14 @@ def write_report(out: Path, rows, meta, record, utts) -> None:
         f"PathBench's phonemizer found; both sides used it; ours on its own picks "
         f"{meta['ours_default_espeak']}). {meta['utterances']} utterances "
         "(NAD: those with references). Relative difference = |ours − PathBench| / |PathBench|; "
-        "CPU ratio = PathBench CPU s / ours CPU s (one torch thread, models warm).\n\n"
+        "CPU ratio = PathBench CPU s / ours CPU s (one torch thread, models warm)."
+        + (
+            f" KenLM binaries beside the ARPA files: {', '.join(meta['lm_binaries'])} (PathBench "
+            "opens them; ours was given the .arpa paths)."
+            if meta.get("lm_binaries")
+            else ""
+        )
+        + "\n\n"
         + table(rows)
         + "\n| model | mean max posterior | blank frames | peaking |\n|---|---:|---:|---|\n"
         + shapes
