@@ -105,7 +105,9 @@ def verify(path: Path, expected: str | None, algorithm: str = "sha256") -> str:
     """The file's digest; a mismatch with ``expected`` moves the file aside and raises."""
     actual = file_digest(path, algorithm)
     if expected is not None and actual != expected:
-        problem = f"{path}: {algorithm.upper()} {actual}, but the lock pins {expected}"
+        problem = (
+            f"{path}: {algorithm.upper()} {actual}, but the lock or first fetch pins {expected}"
+        )
         raise reject(path, path.with_name(path.name + ".rejected"), problem)
     return actual
 
