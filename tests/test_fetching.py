@@ -5,7 +5,9 @@ built with save_pretrained. The LMs' archive: test_lm_archive.py."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -102,16 +104,65 @@ def test_a_corrupted_download_is_refused_naming_both_digests(hub, char_model, tm
     assert not (tmp_path / "fetched" / "model.safetensors").exists()
 
 
-def test_a_first_use_model_is_recorded_and_a_changed_file_is_refused_later(
-    hub, char_model, tmp_path
-):
-    target = tmp_path / "fetched"
-    record = fetching.fetch_model(entry(char_model, None), target)
-    recorded = record["files"]["model.safetensors"]
-    assert recorded == digest(char_model / "model.safetensors")
+def _weights_changed_on_disk(target: Path, hub: HubStandIn, served: Path) -> str:
+    """The fetched weights change and their mtime does not (bit rot, an overwrite that keeps
+    times): huggingface_hub's metadata still vouches for them, so a rerun does not download them
+    again, and only a pin tells."""
     weights = target / "model.safetensors"
+    times = weights.stat()
     weights.write_bytes(weights.read_bytes()[:-1] + b"\0")
-    with pytest.raises(fetching.DigestMismatch, match=recorded):
+    os.utime(weights, ns=(times.st_atime_ns, times.st_mtime_ns))
+    return weights.name
+
+
+def _vocabulary_changed_on_the_hub(target: Path, hub: HubStandIn, served: Path) -> str:
+    """The hub serves another vocabulary at the same commit, and the fetched one is gone, so
+    the next fetch downloads the changed one (a file no public record gives a digest of)."""
+    changed = shutil.copytree(served, target.parent / "changed")
+    vocabulary = json.loads((changed / "vocab.json").read_text(encoding="utf-8"))
+    first, second = list(vocabulary)[-2:]
+    vocabulary[first], vocabulary[second] = vocabulary[second], vocabulary[first]
+    (changed / "vocab.json").write_text(json.dumps(vocabulary), encoding="utf-8")
+    hub.repos["tiny/char"] = Repo(COMMIT, changed)
+    (target / "vocab.json").unlink()
+    return "vocab.json"
+
+
+@pytest.mark.parametrize("change", [_weights_changed_on_disk, _vocabulary_changed_on_the_hub])
+@pytest.mark.parametrize("forced", [False, True], ids=["record kept", "forced rerun"])
+def test_a_first_use_model_is_recorded_and_a_changed_file_is_refused_later(
+    hub, char_model, tmp_path, change, forced
+):
+    """Also on a forced rerun: Snakemake deletes the record (the rule's output) before it
+    reruns the fetch, and the first fetch's pins must still hold."""
+    target = tmp_path / "fetched"
+    record_path = target / fetching.RECORD_FILE
+    record = fetching.fetch_model(entry(char_model, None), target)
+    assert record["files"]["model.safetensors"] == digest(char_model / "model.safetensors")
+    if forced:  # an unchanged rerun takes the same files
+        record_path.unlink()
+        assert fetching.fetch_model(entry(char_model, None), target) == record
+        record_path.unlink()
+    name = change(target, hub, char_model)
+    with pytest.raises(fetching.DigestMismatch, match=record["files"][name]) as caught:
+        fetching.fetch_model(entry(char_model, None), target)
+    assert f"{name}:" in str(caught.value)
+    assert (target / f"{name}.rejected").exists() and not (target / name).exists()
+
+
+def test_a_changed_commit_is_pinned_anew_and_the_first_stays_pinned(hub, char_model, tmp_path):
+    """First-use pins hold for the lock entry they were taken under: a lock naming another
+    commit names other files, which the first fetch of that commit pins; back at the first
+    commit, its pins hold again."""
+    target = tmp_path / "fetched"
+    first = fetching.fetch_model(entry(char_model, None), target)
+    changed = _vocabulary_changed_on_the_hub(target, hub, char_model)
+    other = "2" * 40
+    hub.repos["tiny/char"] = Repo(other, hub.repos["tiny/char"].directory)
+    record = fetching.fetch_model(entry(char_model, None) | {"revision": other}, target)
+    assert record["files"][changed] == digest(target / changed) != first["files"][changed]
+    hub.repos["tiny/char"] = Repo(COMMIT, hub.repos["tiny/char"].directory)
+    with pytest.raises(fetching.DigestMismatch, match=first["files"][changed]):
         fetching.fetch_model(entry(char_model, None), target)
 
 

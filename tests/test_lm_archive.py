@@ -186,18 +186,58 @@ def test_the_directory_is_read_from_the_archive_end_alone(server, tmp_path):
     assert record == lms.read_record(lms.directory_path(tmp_path / "fetched", "lms.zip"))
 
 
-def test_a_changed_directory_or_pinned_member_stops_the_fetch(server, archive, tmp_path):
+FORCED = pytest.mark.parametrize("forced", [False, True], ids=["record kept", "forced rerun"])
+"""Fetching again with the record kept, or deleted as Snakemake deletes a job's output before
+it reruns the job (``--forcerun``, a changed parameter): first-use pins hold either way."""
+
+
+@FORCED
+def test_a_changed_directory_or_pinned_member_stops_the_fetch(server, archive, tmp_path, forced):
     root = tmp_path / "fetched"
-    first = lms.read_directory(archive_entry(server), root)
+    record_path = lms.directory_path(root, "lms.zip")
+    entry = archive_entry(server)
+
+    def read_again(locked: dict[str, object]) -> dict[str, object]:
+        if forced:
+            record_path.unlink(missing_ok=True)
+        return lms.read_directory(locked, root)
+
+    first = lms.read_directory(entry, root)
     binary = next(m for m in first["members"] if m["name"] == BINARY)
     pinned = {k: binary[k] for k in ("name", "size", "compressed_size", "crc32")}
     with pytest.raises(fetching.DigestMismatch, match="crc32 differ"):
-        lms.read_directory(archive_entry(server, members=[pinned | {"crc32": "00000000"}]), root)
-    assert lms.read_directory(archive_entry(server, members=[pinned]), root) == first
+        read_again(entry | {"members": [pinned | {"crc32": "00000000"}]})
+    assert read_again(entry | {"members": [pinned]}) == first
     with zipfile.ZipFile(archive[0], "a") as changed:
         changed.writestr("lms/wiki_dd_token.arpa", archive[1][ARPA][:10])
-    with pytest.raises(fetching.DigestMismatch, match="wiki_dd_token.arpa"):
-        lms.read_directory(archive_entry(server), root)
+    with pytest.raises(fetching.DigestMismatch, match="wiki_dd_token.arpa") as caught:
+        read_again(entry)  # the lock is unchanged, the archive served is not
+    assert "lms.zip" in str(caught.value)
+    # a lock naming the changed archive (its MD5) names another directory, pinned anew
+    assert read_again(archive_entry(server))["members"] != first["members"]
+
+
+@FORCED
+def test_a_first_use_member_changed_on_disk_is_refused(server, tmp_path, forced):
+    """The member's SHA-256 is pinned on first use (the lock pins none for ``aa``); a fetch
+    again finds the fetched file changed (the served bytes would also fail the directory's
+    CRC-32; a file on disk is checked by its pin only)."""
+    root = tmp_path / "fetched"
+    entry = archive_entry(server)
+    lms.read_directory(entry, root)
+    named = lms.lm_path(root, lm("aa"))
+    record_path = named.with_name(named.name + fetching.LM_RECORD_SUFFIX)
+    first = lms.fetch_lm(lm("aa"), entry, root)
+    if forced:  # an unchanged rerun gives the same record
+        record_path.unlink()
+        assert lms.fetch_lm(lm("aa"), entry, root) == first
+        record_path.unlink()
+    fetched = root / BINARY
+    fetched.write_bytes(fetched.read_bytes()[:-1] + b"\0")
+    with pytest.raises(fetching.DigestMismatch, match=first["sha256"]) as caught:
+        lms.fetch_lm(lm("aa"), entry, root)
+    assert f"{fetched}:" in str(caught.value)
+    assert fetched.with_name(fetched.name + ".rejected").exists() and not fetched.exists()
 
 
 def test_each_language_gets_the_member_pathbench_opens_and_only_its_bytes(
@@ -227,8 +267,10 @@ def test_each_language_gets_the_member_pathbench_opens_and_only_its_bytes(
     assert {p.name for p in (root / "lms").iterdir()} == {
         "wiki_aa_token.arpa.bin",
         "wiki_aa_token.arpa.fetched.json",
+        "wiki_aa_token.arpa.fetched.first-use.json",  # its SHA-256, kept on a forced rerun
         "wiki_bb_token.arpa",
         "wiki_bb_token.arpa.fetched.json",
+        "wiki_bb_token.arpa.fetched.first-use.json",
     }
     # each member's local header, then its compressed bytes: nothing of the others
     spans = member_spans(server.archive)

@@ -1,7 +1,7 @@
 """Fetching PathBench's models and n-gram LMs once, pinned and verified (config ``fetch``).
 
-The lock, records and model downloads live in :mod:`.pinned`; LMs in :mod:`.lms`; what a
-config needs fetched in :mod:`.plan`.
+The lock, records, first-use pins and model downloads live in :mod:`.pinned`; LMs in
+:mod:`.lms`; what a config needs fetched in :mod:`.plan`.
 """
 
 from pathbench_flow.fetching.pinned import (

@@ -16,7 +16,9 @@ and records every member (:data:`DIRECTORY_SUFFIX`), pinned on first use; :func:
 ``.part`` file a later process continues), inflates them and checks the directory's CRC-32
 and the SHA-256 the lock or the first fetch pins. A server that ignores ``Range`` gets the
 archive downloaded whole and verified by the MD5 its record publishes, members then read from
-the local copy.
+the local copy. What the first fetch pins (the directory, a member's SHA-256) is kept beside
+the record, not in it (:func:`~pathbench_flow.fetching.pinned.pins_path`), so that a rerun
+that deletes the record still verifies against it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ from pathbench_flow.fetching.pinned import (
     CHUNK,
     LOCK_FILE,
     DigestMismatch,
+    first_use_pins,
+    keep_first_use_pins,
     lock,
+    pins_path,
     read_record,
     reject,
     verify,
@@ -158,10 +163,11 @@ def _check_pins(archive: Mapping[str, Any], members: list[Member], size: int) ->
 def read_directory(archive: Mapping[str, Any], root: str | Path) -> dict[str, Any]:
     """Archive ``archive``'s members, read from its end by ``Range`` requests (its whole
     download if the server ignores them) and recorded beside the fetch; a directory that
-    differs from the first fetch's record, or from what the lock pins, stops the fetch.
+    differs from what the lock pins, or from the first fetch's of the same archive (its URL,
+    MD5 and size in the lock), stops the fetch.
 
     Raises:
-        DigestMismatch: the directory is not the pinned or recorded one.
+        DigestMismatch: the directory is not the one the lock or the first fetch pins.
     """
     record_path = directory_path(root, archive["file"])
     local = archive_path(root, archive["file"])
@@ -192,16 +198,18 @@ def read_directory(archive: Mapping[str, Any], root: str | Path) -> dict[str, An
         "ranges": ranged,
         "members": [member.as_record() for member in members],
     }
-    earlier = read_record(record_path)
-    if earlier is not None and earlier["members"] != record["members"]:
+    key = {name: archive.get(name) for name in ("url", "md5", "size")}
+    pinned = first_use_pins(record_path, key)
+    if pinned is not None and pinned != record["members"]:
         changed = sorted(
-            {json.dumps(m, sort_keys=True) for m in earlier["members"]}
+            {json.dumps(m, sort_keys=True) for m in pinned}
             ^ {json.dumps(m, sort_keys=True) for m in record["members"]}
         )
         raise DigestMismatch(
             f"{archive['file']}: its directory differs from the one first fetched "
-            f"({record_path}): {'; '.join(changed[:6])}"
+            f"({pins_path(record_path)}): {'; '.join(changed[:6])}"
         )
+    keep_first_use_pins(record_path, key, record["members"])
     write_json(record, record_path)
     return record
 
@@ -301,7 +309,8 @@ def fetch_lm(
 
     Raises:
         MissingMember: the archive holds nothing PathBench would open for the language.
-        DigestMismatch: the member's CRC-32 or SHA-256 is not the directory's or the pinned.
+        DigestMismatch: the member's CRC-32 is not the directory's, or its SHA-256 not the
+            lock's or, else, the first fetch's of the same directory entry.
     """
     directory = read_record(directory_path(root, archive["file"]))
     if directory is None:
@@ -319,10 +328,9 @@ def fetch_lm(
             f"would open it instead of {member.name}: remove it"
         )
     record_path = named.with_name(named.name + LM_RECORD_SUFFIX)
-    earlier = read_record(record_path)
     known = {m["name"]: m for m in archive.get("members", [])}
-    pinned = known.get(member.name, {}).get("sha256") or (
-        earlier["sha256"] if earlier and earlier["member"] == member.as_record() else None
+    pinned = known.get(member.name, {}).get("sha256") or first_use_pins(
+        record_path, member.as_record()
     )
     if file.is_file():
         sha256 = verify(file, pinned)
@@ -340,6 +348,7 @@ def fetch_lm(
         "sha256": sha256,
         "identity": lm_identity(entry, archive),
     }
-    if record != earlier:
+    keep_first_use_pins(record_path, member.as_record(), sha256)
+    if record != read_record(record_path):
         write_json(record, record_path)
     return record

@@ -6,9 +6,10 @@ test's or a mirror's) names, per checkpoint, its hub id, a full commit of its re
 the SHA-256 of the weights file fetched (the LFS object id the hub publishes); per language,
 the LM path PathBench's code names and the archive it comes in; per archive its URL, the MD5
 and size its record publishes and what public records give of its members. An entry whose
-digest no public record gives is ``"pinned": "first-use"``: the first fetch records what it
-got in :data:`RECORD_FILE` beside the files, and every later fetch verifies against that
-record.
+digest no public record gives is ``"pinned": "first-use"``: the first fetch pins what it got
+in a file beside its record (:func:`pins_path`), not in the record, which is the fetch rule's
+output and so deleted by Snakemake before every rerun; every later fetch verifies against
+those pins.
 
 Models come through huggingface_hub's own ``hf_hub_download`` at the pinned commit: a dropped
 connection is resumed by its retry with a ``Range`` request, but a fetch process that is killed
@@ -54,6 +55,9 @@ ENCODER_FILES = ("config.json",)
 HF_DOWNLOAD_DIRECTORY = Path(".cache", "huggingface", "download")
 """Where ``hf_hub_download`` into a ``local_dir`` keeps its metadata and partial files."""
 CHUNK = 1 << 20
+PINS_SUFFIX = ".first-use.json"
+"""Beside a fetch's record ``r.json``: ``r.first-use.json``, its first-use pins
+(:func:`pins_path`)."""
 
 
 class DigestMismatch(RuntimeError):
@@ -116,27 +120,84 @@ def read_record(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
+def pins_path(record: Path) -> Path:
+    """Where the first-use pins of the fetch whose record (rule output) is ``record`` are kept:
+    ``<record stem>.first-use.json`` beside it (``fetched.lock.first-use.json`` in a model's
+    folder, ``lms/wiki_nl_token.arpa.fetched.first-use.json``,
+    ``archives/lms.zip.directory.first-use.json``).
+
+    Not in the record: Snakemake deletes a job's outputs before it reruns the job
+    (``--forceall``, ``--forcerun``, a changed parameter or code), so a fetch that kept its pins
+    there would find none on a rerun and pin anew whatever the server or the disk then holds.
+    No rule declares this file, and its name matches no rule's output, so Snakemake never
+    deletes it. It lies beside the record so that it goes where the fetch directory goes and
+    sorts next to the record it belongs to, one per record so that concurrent fetch jobs never
+    write the same file; deleting it is how a changed file is accepted (as espeak-ng's lock
+    beside its build, :data:`pathbench_flow.stages.espeak.LOCK_NAME`)."""
+    return record.with_name(record.stem + PINS_SUFFIX)
+
+
+def first_use_pins(record: Path, key: Any) -> Any:
+    """What the first fetch of lock entry ``key`` pinned beside ``record``, or None.
+
+    ``key`` (a JSON value) is what the lock says of the file a fetch should get: a checkpoint's
+    :func:`fetched_identity` (its id, commit and weights digest), an archive's URL, MD5 and
+    size, a member's directory entry. Pins hold for the key they were taken under only: a lock
+    that changes it names another file, which its first fetch pins anew, while the pins of the
+    earlier key are kept and hold again should the lock return to it."""
+    kept = read_record(pins_path(record)) or {"first_use": []}
+    return next((pin["pinned"] for pin in kept["first_use"] if pin["entry"] == key), None)
+
+
+def keep_first_use_pins(record: Path, key: Any, pinned: Any) -> None:
+    """Keep ``pinned`` (what a fetch got and verified) as the first fetch's pins of ``key``,
+    unless ``key`` has pins already (which the fetch then matched). Called before the record is
+    written, so that a record never exists without its pins."""
+    path = pins_path(record)
+    kept = read_record(path) or {"first_use": []}
+    if all(pin["entry"] != key for pin in kept["first_use"]):
+        write_json({"first_use": [*kept["first_use"], {"entry": key, "pinned": pinned}]}, path)
+
+
 def fetch_model(entry: Mapping[str, Any], target: Path) -> dict[str, Any]:
     """Checkpoint ``entry`` in ``target``, at its pinned commit, every file verified.
 
-    A complete earlier fetch (its record, and every file matching it) fetches nothing. The
-    weights must match the lock's digest, or, for a first-use entry, the earlier record's.
+    A complete earlier fetch of the same entry (its record, and every file it names) fetches
+    nothing. The weights must match the lock's digest; every other file, and the weights of a
+    first-use entry, the first fetch's pins (:func:`first_use_pins`).
 
     Raises:
-        DigestMismatch: a file is not the pinned or recorded one.
+        DigestMismatch: a file is not the pinned one.
     """
+    record_path = target / RECORD_FILE
+    identity = fetched_identity(entry)
+    expected = dict(first_use_pins(record_path, identity) or {})
+    if entry.get("sha256"):
+        expected[entry["weights"]] = entry["sha256"]
+    earlier = read_record(record_path)
+    if (
+        earlier is not None
+        and earlier["identity"] == identity
+        and all((target / name).is_file() for name in earlier["files"])
+    ):
+        files = {name: verify(target / name, expected.get(name)) for name in earlier["files"]}
+    else:
+        files = _download(entry, target, expected)
+    keep_first_use_pins(record_path, identity, files)
+    record = {"entry": dict(entry), "identity": identity, "files": files}
+    if record != earlier:
+        write_json(record, record_path)
+    return record
+
+
+def _download(
+    entry: Mapping[str, Any], target: Path, expected: Mapping[str, str]
+) -> dict[str, str]:
+    """Each file of checkpoint ``entry`` the repository holds, into ``target``, verified
+    against ``expected`` where it names the file: name → SHA-256."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import RemoteEntryNotFoundError
 
-    record_path = target / RECORD_FILE
-    earlier = read_record(record_path)
-    expected = dict(earlier["files"]) if earlier else {}
-    if entry.get("sha256"):
-        expected[entry["weights"]] = entry["sha256"]
-    if earlier and all((target / name).is_file() for name in expected):
-        for name, digest in sorted(expected.items()):
-            verify(target / name, digest)
-        return earlier
     for leftover in (target / HF_DOWNLOAD_DIRECTORY).glob("*.incomplete"):
         leftover.unlink()  # a killed fetch's partial file, which huggingface_hub never reads
     names = (CTC_FILES if entry["kind"] == "ctc" else ENCODER_FILES) + (entry["weights"],)
@@ -155,9 +216,7 @@ def fetch_model(entry: Mapping[str, Any], target: Path) -> dict[str, Any]:
                 raise
             continue
         files[name] = verify(target / name, expected.get(name))
-    record = {"entry": dict(entry), "identity": fetched_identity(entry), "files": files}
-    write_json(record, record_path)
-    return record
+    return files
 
 
 def offline_environment() -> None:
