@@ -3,12 +3,14 @@
 Every output path is fixed (``results/results_table.csv``, ``results/<dataset>/...``), so a run
 of another configuration in the same working directory would rewrite the headline outputs
 (results table, PathBench's table, the uncertainty analysis) with its own datasets only, and a
-report made afterwards would embed one run's tables under the other's description. So a run
-records what it is (:class:`RunRecord`) in ``results/run.json`` as it starts, and
+report made afterwards would embed one run's tables under the other's description. So
 Snakemake's main process stops (:func:`check_run`, :func:`check_report`, called before any job
-is planned by :func:`~pathbench_flow.runtime.snakemake_patches.patch_results_check`) a real run or a
-report of another configuration while that one's results are there. The message names both
-runs and the commands that keep both or replace them (config ``replace_results``).
+is planned by :func:`~pathbench_flow.runtime.snakemake_patches.patch_results_check`) a real run
+or a report of another configuration while that one's results are there; the message names
+both runs and the commands that keep both or replace them (config ``replace_results``). A run
+records what it is (:class:`RunRecord`) in ``results/run.json`` only when its plan is made and
+its first jobs are about to start (the workflow's ``onstart``): one that stops before, or has
+nothing to do, leaves ``results/`` and its record as they were.
 
 A run is known by its config files and its datasets' directories (:meth:`RunRecord.identity`):
 editing the config file it was run with (an evaluator added, an option changed, a dataset added
@@ -203,9 +205,11 @@ def check_run(
     headline: Sequence[Path] = HEADLINE_OUTPUTS,
 ) -> None:
     """Raise :class:`ResultsOfAnotherRun` when a real run of ``current`` would replace the
-    headline outputs of another configuration's run, unless ``replace``; else record
-    ``current`` as the run ``results/`` holds. ``argv`` is the command line, for the commands
-    the message gives."""
+    headline outputs of another configuration's run, unless ``replace``. ``argv`` is the
+    command line, for the commands the message gives. Nothing is recorded here, before the
+    jobs are planned: a run whose plan then fails (a missing input, a plan-time stop) has
+    changed nothing, so ``results/`` must still name the run that made it; the workflow's
+    ``onstart`` handler records ``current`` (:func:`write_record`) once jobs are to run."""
     earlier = read_record(record)
     present = [path for path in headline if path.exists()]
     if earlier and not continues(earlier, current) and present and not replace:
@@ -228,7 +232,6 @@ def check_run(
                 ]
             )
         )
-    write_record(current, record)
 
 
 def check_report(current: RunRecord, argv: Sequence[str], record: Path = RESULTS_RECORD) -> None:
