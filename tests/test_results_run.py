@@ -190,6 +190,14 @@ def test_replace_results_runs_the_other_config(demo_results):
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+def test_a_run_without_hooks_records_itself_before_its_plan(demo_results):
+    """``--no-hooks`` skips the onstart that records a run: the check records it instead, so
+    the results of such a run are still named and still kept from another configuration."""
+    args = ["results/mine/manifest.parquet", "--cores", "1", "--configfile", "my.yaml"]
+    snakemake(demo_results, *args, "--no-hooks", "--config", "replace_results=True")
+    assert list(read_record(demo_results / RESULTS_RECORD).datasets) == ["mine"]
+
+
 @pytest.mark.slow
 def test_the_report_describes_the_run_that_made_the_results(tmp_path):
     """The .test run: its report's landing page names its evaluators and run time though the

@@ -267,6 +267,10 @@ def patch_results_check(workflow: Any, current: results_run.RunRecord, replace: 
             settings = executor_plugin.common_settings
             if not (settings.dryrun_exec or settings.touch_exec):
                 results_run.check_run(current, replace, sys.argv)
+                if workflow.execution_settings.no_hooks:
+                    # The workflow's onstart, which records the run once its jobs are planned,
+                    # will not run: record it now rather than leave its results unnamed.
+                    results_run.write_record(current)
             return execute(executor_plugin, *args, **kwargs)
 
         return run
