@@ -10,7 +10,8 @@ or a report of another configuration while that one's results are there; the mes
 both runs and the commands that keep both or replace them (config ``replace_results``). A run
 records what it is (:class:`RunRecord`) in ``results/run.json`` only when its plan is made and
 its first jobs are about to start (the workflow's ``onstart``): one that stops before, or has
-nothing to do, leaves ``results/`` and its record as they were.
+nothing to do, leaves ``results/`` and its record as they were. A run with ``--no-hooks``, which
+skips ``onstart``, is recorded by the check instead, before its plan.
 
 A run is known by its config files and its datasets' directories (:meth:`RunRecord.identity`):
 editing the config file it was run with (an evaluator added, an option changed, a dataset added
