@@ -48,7 +48,9 @@ import json
 import math
 import os
 import platform
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -230,8 +232,6 @@ def lm_words(utterances: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
 
 def build_binary_program(given: str | None) -> str:
     """KenLM's ``build_binary``: ``given``, else ``$KENLM_BUILD_BINARY``, else on PATH."""
-    import shutil
-
     program = given or os.environ.get("KENLM_BUILD_BINARY") or "build_binary"
     found = shutil.which(program)
     if found is None:
@@ -246,8 +246,6 @@ def write_lm_binaries(lms: Mapping[str, Path], program: str) -> list[Path]:
     """Each ``.arpa`` file's KenLM binary as ``<file>.bin``, the name PathBench switches to
     whenever it exists; a file PathBench names as a binary already (Spanish) is left alone.
     The ``.arpa`` paths stay what both sides are given: the switch is each side's own."""
-    import subprocess
-
     written = []
     for path in lms.values():
         if path.suffix == ".arpa":
@@ -299,8 +297,6 @@ def espeak_library() -> tuple[str, str]:
 def our_default_espeak() -> str:
     """The espeak-ng version our phonemisation picks when not told, asked in a process of its
     own (phonemizer binds one library per process)."""
-    import subprocess
-
     code = (
         "from pathbench_flow.neural import phonemes as p; "
         "print(p.espeak_version() if hasattr(p, 'espeak_version') else 'espeak-ng program')"
@@ -530,7 +526,6 @@ def notes_worth_keeping(pb: Side, ours: Side) -> dict[str, dict[str, str]]:
 def code_version() -> str:
     """Which pathbench-flow was measured: its commit, and whether the package had uncommitted
     changes (the table describes the code on disk, not necessarily a commit)."""
-    import subprocess
 
     def git(*args: str) -> str:
         done = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
